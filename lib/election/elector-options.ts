@@ -1,0 +1,83 @@
+import { messages } from '../leader-election.messages.js';
+import type { LeaseStore } from '../stores/lease-store.js';
+
+export interface ElectorTimings {
+  /** How long the store keeps the lease without a renewal. Default 15000 (Azure allows 15–60 s). */
+  leaseDurationMs: number;
+  /** We stop acting as leader this long after the last successful renew was *sent*. Default 10000. */
+  renewDeadlineMs: number;
+  /** How often the leader renews. Default 2500. */
+  renewIntervalMs: number;
+  /** How often followers try to acquire (±15 % jitter). Default 2000. */
+  retryIntervalMs: number;
+}
+
+export const DEFAULT_TIMINGS: Readonly<ElectorTimings> = {
+  leaseDurationMs: 15_000,
+  renewDeadlineMs: 10_000,
+  renewIntervalMs: 2_500,
+  retryIntervalMs: 2_000,
+};
+
+const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+
+/**
+ * Validate and default the elector's options; throws a RangeError/TypeError naming the option and
+ * its allowed range, so a misconfigured app fails at startup rather than electing unsafely.
+ */
+export function resolveElectorOptions(options: {
+  store?: LeaseStore;
+  election?: string;
+  identity?: string;
+} & Partial<ElectorTimings>): { election: string; identity?: string; timings: ElectorTimings } {
+  const { store, election, identity } = options;
+  if (!store || typeof store.acquire !== 'function') {
+    throw new TypeError(messages.optionRequired('store', 'a LeaseStore such as AzureBlobLeaseStore'));
+  }
+  if (typeof election !== 'string' || !ELECTION_PATTERN.test(election)) {
+    throw new TypeError(messages.invalidElection(election));
+  }
+  if (identity !== undefined && (typeof identity !== 'string' || identity.trim() === '' || identity.length > 256)) {
+    throw new TypeError(messages.invalidIdentity(identity));
+  }
+  const timings = { ...DEFAULT_TIMINGS };
+  for (const key of Object.keys(DEFAULT_TIMINGS) as (keyof ElectorTimings)[]) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+      throw new RangeError(messages.optionNotPositive(key, value));
+    }
+    timings[key] = value;
+  }
+  const { min, max, step, reason } = {
+    min: store.limits.minLeaseDurationMs,
+    max: store.limits.maxLeaseDurationMs,
+    step: store.limits.leaseDurationStepMs ?? 1,
+    reason: store.limits.reason,
+  };
+  if (timings.leaseDurationMs < min || timings.leaseDurationMs > max) {
+    throw new RangeError(messages.leaseDurationOutOfRange(store.name, timings.leaseDurationMs, min, max, reason));
+  }
+  if (timings.leaseDurationMs % step !== 0) {
+    throw new RangeError(messages.leaseDurationStep(store.name, timings.leaseDurationMs, step));
+  }
+  // Smaller lease (as in tests) without explicit timings: scale the defaults down with it.
+  if (options.leaseDurationMs !== undefined) {
+    if (options.renewDeadlineMs === undefined) timings.renewDeadlineMs = Math.round((timings.leaseDurationMs * 2) / 3);
+    if (options.renewIntervalMs === undefined) timings.renewIntervalMs = Math.round(timings.renewDeadlineMs / 4);
+    if (options.retryIntervalMs === undefined) timings.retryIntervalMs = Math.round(timings.leaseDurationMs / 7.5);
+  }
+  if (!(timings.renewDeadlineMs < timings.leaseDurationMs) || !(timings.renewDeadlineMs > timings.renewIntervalMs)) {
+    throw new RangeError(
+      messages.optionOrder(
+        'renewDeadlineMs',
+        timings.renewDeadlineMs,
+        'renewIntervalMs',
+        timings.renewIntervalMs,
+        'leaseDurationMs',
+        timings.leaseDurationMs,
+      ),
+    );
+  }
+  return { election, identity, timings };
+}

@@ -1,0 +1,142 @@
+/**
+ * The contract every lease backend implements. The elector is the only caller; it never
+ * interprets a backend's raw errors, only the typed outcomes below.
+ *
+ * Rules every implementation follows:
+ * - Every call honours its `signal`: once it aborts, the call settles promptly by throwing
+ *   a {@link TransientLeaseStoreError} (or the signal's reason wrapped in one). SDK-level retries
+ *   must be disabled or bounded so a call cannot outlive the signal.
+ * - Expiry is judged by the store's own clock (server time, server-side TTL), never by comparing a
+ *   timestamp written by another node with the local clock.
+ * - Renew and release are conditional on the {@link Lease.leaseId} the acquire returned.
+ * - No log line, error message or field of a result contains a connection string, key or SAS.
+ */
+export interface LeaseStore {
+  /** Short name used in messages, e.g. `AzureBlobLeaseStore`. */
+  readonly name: string;
+  /** What lease durations this backend accepts; the elector refuses anything else at construction. */
+  readonly limits: LeaseStoreLimits;
+
+  /**
+   * Try to take the lease of `election` for `leaseDurationMs` (server time).
+   * - Free or expired → taken: resolves `{ acquired: true, lease }` with a **new** lease id and a
+   *   term strictly greater than any term previously handed out for this election.
+   * - Held (unexpired) by anyone, including a previous term of the same identity →
+   *   `{ acquired: false, holder, term }` as far as the store knows them.
+   * Creates whatever container/table/key the election needs when missing, race-safe.
+   * Not idempotent: at most one of N concurrent callers gets `acquired: true`.
+   */
+  acquire(request: AcquireRequest): Promise<AcquireResult>;
+
+  /**
+   * Extend `lease` to `leaseDurationMs` from now (server time). Throws {@link LeaseLostError}
+   * when the lease is no longer ours (expired and taken, released, broken, or the lease id does not
+   * match). Idempotent while the lease is ours.
+   */
+  renew(lease: Lease, options: RenewOptions): Promise<void>;
+
+  /**
+   * Give the lease up so another instance can take it at once. Idempotent: releasing a lease that
+   * is no longer ours (expired, taken, already released) resolves without effect; it never
+   * releases someone else's lease.
+   */
+  release(lease: Lease, options: CallOptions): Promise<void>;
+
+  /** Who holds the lease of `election` right now, as far as the store knows. */
+  read(election: string, options: CallOptions): Promise<LeaseInfo>;
+
+  /**
+   * Optional push capability: call `onMayBeFree` whenever the lease of `election` may have become
+   * free (released or deleted), so followers contend at once instead of at their next poll.
+   * Best effort: polling remains the fallback, so a watch that breaks must not throw here; it may
+   * reconnect on its own. Spurious calls are allowed.
+   */
+  watch?(election: string, onMayBeFree: () => void): LeaseWatch;
+
+  /** Close connections the store opened itself; never a client the user passed in. Idempotent. */
+  close?(): Promise<void>;
+}
+
+export interface LeaseStoreLimits {
+  minLeaseDurationMs: number;
+  maxLeaseDurationMs: number;
+  /** Durations must be a multiple of this (Azure counts whole seconds). Default 1 ms. */
+  leaseDurationStepMs?: number;
+  /** Why the range is what it is, quoted in the validation error. */
+  reason: string;
+}
+
+export interface CallOptions {
+  /** Aborts the call; the store must settle promptly once it fires. */
+  signal: AbortSignal;
+}
+
+export interface AcquireRequest extends CallOptions {
+  election: string;
+  /** The caller's identity, stored with the lease so others can read who leads. */
+  identity: string;
+  leaseDurationMs: number;
+}
+
+export interface RenewOptions extends CallOptions {
+  leaseDurationMs: number;
+}
+
+/** A held lease: everything renew/release need. Opaque to the elector apart from `term`. */
+export interface Lease {
+  readonly election: string;
+  readonly holder: string;
+  /** Unique per acquisition; renew and release are conditional on it. */
+  readonly leaseId: string;
+  /** Fencing token: strictly increases across successful acquisitions of one election. */
+  readonly term: number;
+}
+
+export type AcquireResult =
+  | { acquired: true; lease: Lease }
+  | { acquired: false; holder?: string; term?: number };
+
+export interface LeaseInfo {
+  held: boolean;
+  /** Identity of the holder while held. */
+  holder?: string;
+  /** Term of the current (or last) holder; 0 when the election has never been won. */
+  term: number;
+}
+
+export interface LeaseWatch {
+  close(): Promise<void>;
+}
+
+/** How the elector treats a failure. */
+export type LeaseStoreErrorKind = 'lost' | 'transient' | 'fatal';
+
+export abstract class LeaseStoreError extends Error {
+  abstract readonly kind: LeaseStoreErrorKind;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The lease is not (or no longer) ours: step down, then contend as a follower. */
+export class LeaseLostError extends LeaseStoreError {
+  readonly kind = 'lost';
+}
+
+/** Network, timeout, abort, 5xx, throttling: a leader keeps leading until its deadline. */
+export class TransientLeaseStoreError extends LeaseStoreError {
+  readonly kind = 'transient';
+}
+
+/** Authentication, permission or configuration: retrying will not help until someone fixes it. */
+export class FatalLeaseStoreError extends LeaseStoreError {
+  readonly kind = 'fatal';
+}
+
+/** Classify anything a store threw; unknown errors count as transient (retry, never assume). */
+export function toLeaseStoreError(error: unknown): LeaseStoreError {
+  if (error instanceof LeaseStoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransientLeaseStoreError(message, { cause: error });
+}
