@@ -25,11 +25,13 @@ const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
  * Validate and default the elector's options; throws a RangeError/TypeError naming the option and
  * its allowed range, so a misconfigured app fails at startup rather than electing unsafely.
  */
-export function resolveElectorOptions(options: {
-  store?: LeaseStore;
-  election?: string;
-  identity?: string;
-} & Partial<ElectorTimings>): { election: string; identity?: string; timings: ElectorTimings } {
+export function resolveElectorOptions(
+  options: {
+    store?: LeaseStore;
+    election?: string;
+    identity?: string;
+  } & Partial<ElectorTimings>,
+): { election: string; identity?: string; timings: ElectorTimings } {
   const { store, election, identity } = options;
   if (!store || typeof store.acquire !== 'function') {
     throw new TypeError(messages.optionRequired('store', 'a LeaseStore such as AzureBlobLeaseStore'));

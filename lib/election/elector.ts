@@ -69,7 +69,8 @@ export interface StopOptions {
 
 const JITTER = 0.15;
 const STILL_FAILING_EVERY = 10;
-const noopLogger: ElectorLogger = {
+/** Without a logger, only trouble is printed: a library must not chatter on stdout. */
+const defaultLogger: ElectorLogger = {
   log: () => undefined,
   warn: (message) => console.warn(message),
   error: (message) => console.error(message),
@@ -119,7 +120,7 @@ export class Elector {
     this.identity = resolved.identity ?? defaultIdentity();
     this.timings = resolved.timings;
     this.clock = options.clock ?? systemClock;
-    this.logger = options.logger ?? noopLogger;
+    this.logger = options.logger ?? defaultLogger;
     this.events$ = this.events.asObservable();
   }
 
@@ -201,7 +202,10 @@ export class Elector {
     if (this.consecutiveFailures > 0 && this.lastError) {
       if (this.lastError.kind === 'fatal') return { healthy: false, reason: this.lastError.message };
       if (this.clock.now() - this.failingSince >= this.timings.renewDeadlineMs) {
-        return { healthy: false, reason: `store failing for ${this.consecutiveFailures} calls: ${this.lastError.message}` };
+        return {
+          healthy: false,
+          reason: `store failing for ${this.consecutiveFailures} calls: ${this.lastError.message}`,
+        };
       }
     }
     return { healthy: true };

@@ -92,9 +92,7 @@ export interface Lease {
   readonly term: number;
 }
 
-export type AcquireResult =
-  | { acquired: true; lease: Lease }
-  | { acquired: false; holder?: string; term?: number };
+export type AcquireResult = { acquired: true; lease: Lease } | { acquired: false; holder?: string; term?: number };
 
 export interface LeaseInfo {
   held: boolean;

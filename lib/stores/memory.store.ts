@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../election/clock.js';
+import { messages } from '../leader-election.messages.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -13,7 +14,6 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { messages } from '../leader-election.messages.js';
 
 interface Slot {
   holder?: string;
@@ -81,15 +81,19 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
-    let listeners = this.watchers.get(election);
-    if (!listeners) this.watchers.set(election, (listeners = new Set()));
+    const listeners = this.watchers.get(election) ?? new Set();
+    this.watchers.set(election, listeners);
     listeners.add(onMayBeFree);
-    return { close: async () => void listeners.delete(onMayBeFree) };
+    return {
+      close: async () => {
+        listeners.delete(onMayBeFree);
+      },
+    };
   }
 
   private slot(election: string): Slot {
-    let slot = this.slots.get(election);
-    if (!slot) this.slots.set(election, (slot = { expiresAt: 0, term: 0 }));
+    const slot = this.slots.get(election) ?? { expiresAt: 0, term: 0 };
+    this.slots.set(election, slot);
     return slot;
   }
 

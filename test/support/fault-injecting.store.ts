@@ -4,8 +4,8 @@ import {
   type CallOptions,
   FatalLeaseStoreError,
   type Lease,
-  LeaseLostError,
   type LeaseInfo,
+  LeaseLostError,
   type LeaseStore,
   type LeaseWatch,
   type RenewOptions,
@@ -72,7 +72,9 @@ export class FaultInjectingStore implements LeaseStore {
   }
 
   get watch(): LeaseStore['watch'] {
-    return this.inner.watch ? (election: string, cb: () => void): LeaseWatch => this.inner.watch!(election, cb) : undefined;
+    return this.inner.watch
+      ? (election: string, cb: () => void): LeaseWatch => this.inner.watch!(election, cb)
+      : undefined;
   }
 
   close(): Promise<void> {

@@ -273,24 +273,38 @@ describe('Elector', () => {
 
   it('defaults identity to hostname-pid-random', () => {
     const a = elector(undefined as unknown as string);
-    expect(a.identity).toMatch(new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-${process.pid}-[0-9a-f]{4}$`));
+    expect(a.identity).toMatch(
+      new RegExp(`^${hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-${process.pid}-[0-9a-f]{4}$`),
+    );
     expect(elector(undefined as unknown as string).identity).not.toBe(a.identity);
   });
 
   describe('validation at construction', () => {
     const azureLike: LeaseStore = Object.assign(new InMemoryLeaseStore(), {
       name: 'AzureLikeStore',
-      limits: { minLeaseDurationMs: 15_000, maxLeaseDurationMs: 60_000, leaseDurationStepMs: 1000, reason: 'leases last 15 to 60 seconds' },
+      limits: {
+        minLeaseDurationMs: 15_000,
+        maxLeaseDurationMs: 60_000,
+        leaseDurationStepMs: 1000,
+        reason: 'leases last 15 to 60 seconds',
+      },
     });
-    const make = (options: Partial<ElectorOptions>) => () => new Elector({ store: memory, election: 'jobs', ...options } as ElectorOptions);
+    const make = (options: Partial<ElectorOptions>) => () =>
+      new Elector({ store: memory, election: 'jobs', ...options } as ElectorOptions);
 
     it.each([
       [{ leaseDurationMs: 0 }, /leaseDurationMs must be a positive/],
       [{ renewDeadlineMs: -1 }, /renewDeadlineMs must be a positive/],
       [{ retryIntervalMs: Number.NaN }, /retryIntervalMs must be a positive/],
       [{ renewIntervalMs: 'x' as unknown as number }, /renewIntervalMs must be a positive/],
-      [{ leaseDurationMs: 3000, renewDeadlineMs: 3000 }, /renewDeadlineMs must be greater than renewIntervalMs .* and less than leaseDurationMs \(3000\)/],
-      [{ renewDeadlineMs: 2000, renewIntervalMs: 2500 }, /renewDeadlineMs must be greater than renewIntervalMs \(2500\)/],
+      [
+        { leaseDurationMs: 3000, renewDeadlineMs: 3000 },
+        /renewDeadlineMs must be greater than renewIntervalMs .* and less than leaseDurationMs \(3000\)/,
+      ],
+      [
+        { renewDeadlineMs: 2000, renewIntervalMs: 2500 },
+        /renewDeadlineMs must be greater than renewIntervalMs \(2500\)/,
+      ],
       [{ election: '' }, /election must be a non-empty string/],
       [{ election: 'a/b' }, /election must be/],
       [{ identity: '  ' }, /identity must be a non-empty string/],
@@ -303,14 +317,21 @@ describe('Elector', () => {
       expect(make({ store: azureLike, leaseDurationMs: 10_000 })).toThrow(
         'leaseDurationMs must be between 15000 and 60000 ms (15 s–60 s) for AzureLikeStore: leases last 15 to 60 seconds; got 10000',
       );
-      expect(make({ store: azureLike, leaseDurationMs: 61_000 })).toThrow(/leaseDurationMs must be between 15000 and 60000/);
+      expect(make({ store: azureLike, leaseDurationMs: 61_000 })).toThrow(
+        /leaseDurationMs must be between 15000 and 60000/,
+      );
       expect(make({ store: azureLike, leaseDurationMs: 15_500 })).toThrow(/multiple of 1000 ms/);
       expect(make({ store: azureLike })).not.toThrow();
     });
 
     it('scales unspecified timings down with a short lease', () => {
       const e = new Elector({ store: memory, election: 'jobs', leaseDurationMs: 1500 });
-      expect(e.timings).toEqual({ leaseDurationMs: 1500, renewDeadlineMs: 1000, renewIntervalMs: 250, retryIntervalMs: 200 });
+      expect(e.timings).toEqual({
+        leaseDurationMs: 1500,
+        renewDeadlineMs: 1000,
+        renewIntervalMs: 250,
+        retryIntervalMs: 200,
+      });
     });
   });
 });
