@@ -32,9 +32,15 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
 export type ElectorState = 'idle' | 'follower' | 'leader' | 'stopped';
 
 export interface LeadershipEvent {
-  type: 'elected' | 'revoked' | 'leader-changed';
-  /** Our term, for `elected` and `revoked`. */
+  /** `renewed` follows every successful renewal of our lease; the others mark changes. */
+  type: 'elected' | 'renewed' | 'revoked' | 'leader-changed';
+  /** Our term, for `elected`, `renewed` and `revoked`. */
   term?: number;
+  /**
+   * For `elected` and `renewed`: wall-clock time (epoch ms) until which we act as leader unless
+   * the next renewal succeeds — for ledgers and metrics; {@link Elector.isLeader} is the authority.
+   */
+  validUntil?: number;
   /** The leader now known, for `leader-changed` (undefined when unknown). */
   leaderId?: string;
   /** Why leadership ended, for `revoked`. */
@@ -286,6 +292,7 @@ export class Elector {
       this.deadline = sentAt + this.timings.renewDeadlineMs;
       this.lastRenewAt = Date.now();
       this.armDeadline();
+      this.events.next({ type: 'renewed', term: lease.term, validUntil: this.validUntil() });
     } catch (raw) {
       const error = toLeaseStoreError(raw);
       if (this.lease !== lease) return;
@@ -313,7 +320,7 @@ export class Elector {
     this.currentState = 'leader';
     this.armDeadline();
     this.logger.log(messages.elected(this.election, this.identity, lease.term));
-    this.events.next({ type: 'elected', term: lease.term });
+    this.events.next({ type: 'elected', term: lease.term, validUntil: this.validUntil() });
     this.setObservedLeader(this.identity);
   }
 
@@ -348,6 +355,10 @@ export class Elector {
       this.deadlineTimer = undefined;
       this.checkDeadline();
     }, this.deadline - this.clock.now());
+  }
+
+  private validUntil(): number {
+    return Date.now() + (this.deadline - this.clock.now());
   }
 
   private observeLeader(holder: string | undefined): void {

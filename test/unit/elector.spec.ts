@@ -45,19 +45,26 @@ describe('Elector', () => {
     expect(a.leaderId).toBe('a');
     expect(a.signal.aborted).toBe(false);
     expect(events).toEqual([
-      { type: 'elected', term: 1 },
+      { type: 'elected', term: 1, validUntil: expect.any(Number) },
       { type: 'leader-changed', leaderId: 'a' },
     ]);
+    // Counted from when the acquire was sent: the whole renew deadline, no more.
+    expect(events[0].validUntil! - Date.now()).toBeLessThanOrEqual(timings.renewDeadlineMs);
+    expect(events[0].validUntil! - Date.now()).toBeGreaterThan(timings.renewDeadlineMs - 1000);
   });
 
   it('keeps leading while renewals succeed, far beyond the renew deadline', async () => {
     const store = new FaultInjectingStore(memory);
     const a = elector('a', store);
     await a.start();
+    const events = record(a);
     await clock.advance(20_000);
     expect(a.isLeader()).toBe(true);
     expect(a.term).toBe(1);
     expect(store.calls.renew).toBeGreaterThanOrEqual(39);
+    const renewals = events.filter((e) => e.type === 'renewed');
+    expect(renewals.length).toBe(store.calls.renew);
+    expect(renewals.every((e) => e.term === 1)).toBe(true);
   });
 
   it('steps down exactly at the deadline when renewals fail', async () => {
