@@ -1,0 +1,103 @@
+import { appendFileSync, readFileSync } from 'node:fs';
+
+/**
+ * The chaos ledger: one JSON line per fact, appended by every instance to one file (O_APPEND
+ * writes of a line are atomic on Linux). All processes share the machine's wall clock, so their
+ * intervals are comparable. Times are epoch milliseconds.
+ */
+export type LedgerEntry =
+  /** A term began (the `elected` event). */
+  | { t: 'term'; id: string; term: number; at: number }
+  /** Until when the instance may act in this term (elected/renewed `validUntil`). */
+  | { t: 'valid'; id: string; term: number; until: number }
+  /** The term ended as the instance saw it (`revoked`); may be written late after a pause. */
+  | { t: 'end'; id: string; term: number; at: number; reason?: string }
+  /** One leader-only side effect, performed after checking `isLeader()`. */
+  | { t: 'step'; id: string; term: number; at: number; job: string }
+  /** A whole leader-only execution (start..end); `aborted` when it stopped on the term's signal. */
+  | { t: 'exec'; id: string; term: number; start: number; end: number; job: string; aborted: boolean }
+  | { t: 'error'; id: string; at: number; message: string };
+
+export function appendLedger(file: string, entry: LedgerEntry): void {
+  appendFileSync(file, `${JSON.stringify(entry)}\n`);
+}
+
+export function readLedger(file: string): LedgerEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as LedgerEntry);
+}
+
+export interface ActingInterval {
+  id: string;
+  term: number;
+  start: number;
+  /** min(end seen by the instance, last validUntil): a paused process stops acting at its deadline. */
+  end: number;
+}
+
+export interface LedgerReport {
+  intervals: ActingInterval[];
+  violations: string[];
+  /** Longest stretch with nobody acting, between the first acting instant and `until`. */
+  longestGapMs: (from: number, until: number) => number;
+}
+
+/** Checks the ledger; `now` closes intervals still open (the instance is still leading). */
+export function checkLedger(entries: LedgerEntry[], now = Date.now()): LedgerReport {
+  const violations: string[] = [];
+  const key = (id: string, term: number) => `${id}#${term}`;
+  const intervals = new Map<string, ActingInterval>();
+  const validUntil = new Map<string, number>();
+  const ended = new Map<string, number>();
+  for (const e of entries) {
+    if (e.t === 'term') intervals.set(key(e.id, e.term), { id: e.id, term: e.term, start: e.at, end: now });
+    if (e.t === 'valid') validUntil.set(key(e.id, e.term), Math.max(validUntil.get(key(e.id, e.term)) ?? 0, e.until));
+    if (e.t === 'end') ended.set(key(e.id, e.term), e.at);
+    if (e.t === 'error') violations.push(`${e.id}: unhandled error: ${e.message}`);
+  }
+  for (const [k, interval] of intervals) {
+    const until = validUntil.get(k);
+    if (until === undefined) violations.push(`${k}: term started without a validity bound`);
+    interval.end = Math.min(ended.get(k) ?? now, until ?? interval.start, now);
+  }
+  const sorted = [...intervals.values()].sort((a, b) => a.start - b.start);
+  for (let i = 0; i < sorted.length; i++) {
+    for (let j = i + 1; j < sorted.length && sorted[j].start < sorted[i].end; j++) {
+      violations.push(
+        `overlap: ${sorted[i].id} term ${sorted[i].term} acted until ${sorted[i].end}, ` +
+          `${sorted[j].id} term ${sorted[j].term} from ${sorted[j].start} (${sorted[i].end - sorted[j].start} ms)`,
+      );
+    }
+    if (i > 0 && sorted[i].term <= sorted[i - 1].term) {
+      violations.push(`term did not increase: ${sorted[i - 1].id}#${sorted[i - 1].term} then ${sorted[i].id}#${sorted[i].term}`);
+    }
+  }
+  for (const e of entries) {
+    if (e.t !== 'step' && e.t !== 'exec') continue;
+    const interval = intervals.get(key(e.id, e.term));
+    const at = e.t === 'step' ? e.at : e.start;
+    if (!interval || at < interval.start || at > interval.end) {
+      violations.push(`${e.t} of ${e.job} by ${e.id} term ${e.term} at ${at} outside its acting interval`);
+    }
+  }
+  const longestGapMs = (from: number, until: number) => {
+    let gap = 0;
+    let cursor = from;
+    for (const interval of sorted) {
+      if (interval.end <= cursor) continue;
+      if (interval.start > cursor) gap = Math.max(gap, Math.min(interval.start, until) - cursor);
+      cursor = Math.max(cursor, interval.end);
+      if (cursor >= until) break;
+    }
+    return Math.max(gap, until - cursor);
+  };
+  return { intervals: sorted, violations, longestGapMs };
+}
