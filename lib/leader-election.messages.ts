@@ -13,7 +13,8 @@ export const messages = {
     `leaseDurationMs must be between ${min} and ${max} ms (${formatSeconds(min)}–${formatSeconds(max)}) for ${store}: ${reason}; got ${value}`,
   leaseDurationStep: (store: string, value: number, step: number) =>
     `leaseDurationMs must be a multiple of ${step} ms for ${store}; got ${value}`,
-  invalidIdentity: (value: unknown) => `identity must be a non-empty string of at most 256 characters (got ${JSON.stringify(value)})`,
+  invalidIdentity: (value: unknown) =>
+    `identity must be a non-empty string of at most 256 characters (got ${JSON.stringify(value)})`,
   invalidElection: (value: unknown) =>
     `election must be a non-empty string of at most 200 letters, digits, '.', '_' or '-' (got ${JSON.stringify(value)})`,
 
@@ -46,8 +47,162 @@ export const messages = {
   reasonLost: 'the store says the lease is no longer ours',
   reasonResigned: 'resigned',
   reasonStopped: 'stopped',
+
+  // ---- AzureBlobLeaseStore (lib/stores/azure-blob.store.ts) ----------------------------------
+  // Built from option names, status codes, error codes and request ids only: never from a raw SDK
+  // message, which may quote a URL with its SAS.
+  azure: {
+    leaseDurationReason: 'Azure Blob leases last 15 to 60 seconds, in whole seconds',
+    leaseDurationInvalid: (value: number) =>
+      `leaseDurationMs must be a whole number of seconds from 15000 to 60000 for AzureBlobLeaseStore; got ${value}`,
+    optionsExclusive: (given: readonly string[]) =>
+      `AzureBlobLeaseStore: pass exactly one of connectionString, url or containerClient (got ${given.length ? given.join(' and ') : 'none of them'})`,
+    optionInvalid: (option: string, expected: string) => `AzureBlobLeaseStore: ${option} ${expected}`,
+    connectionStringInvalid:
+      'AzureBlobLeaseStore: connectionString is not a valid Azure Storage connection string (expected "DefaultEndpointsProtocol=https;AccountName=…;AccountKey=…;EndpointSuffix=core.windows.net", "BlobEndpoint=…;SharedAccessSignature=…" or "UseDevelopmentStorage=true")',
+    containerName: (value: unknown) =>
+      `AzureBlobLeaseStore: container must be 3–63 lowercase letters, digits or single hyphens, starting and ending with a letter or digit (got ${JSON.stringify(value)})`,
+    containerConflict: (fromUrl: string, option: string) =>
+      `AzureBlobLeaseStore: url names container "${fromUrl}" but container is "${option}"; pass an account URL with container, or a container URL alone`,
+    renewedForeignLease: (election: string) =>
+      `the lease of election "${election}" is no longer ours (the service answered the renewal for another lease id)`,
+    termNotWritten: (election: string, detail: string) =>
+      `the lease of election "${election}" was acquired but its term could not be recorded, so it was given back: ${detail}`,
+    refused: (operation: string, container: string, failure: AzureFailure, hint: string) =>
+      `AzureBlobLeaseStore: ${operation} on container "${container}" was refused (${describeAzureFailure(failure)}): ${hint}`,
+    failed: (operation: string, container: string, failure: AzureFailure) =>
+      `AzureBlobLeaseStore: ${operation} on container "${container}" failed (${describeAzureFailure(failure)}); will retry`,
+    hintRbac:
+      'grant the identity the RBAC role "Storage Blob Data Contributor" scoped to the container (or its storage account); new role assignments can take a few minutes to apply. If the account has a firewall or private endpoint, also allow this client',
+    hintToken:
+      'the token credential was rejected: check its tenant, client id/secret or managed identity, and that it requests the storage audience (https://storage.azure.com/.default)',
+    hintCredentialUnavailable:
+      'the token credential could not get a token: configure a managed identity, workload identity, environment credentials or `az login` for DefaultAzureCredential',
+    hintSharedKey:
+      'the service rejected the request signature: check the account name and account key (AccountKey in the connection string, or the StorageSharedKeyCredential)',
+    hintSharedKeyDisabled:
+      'shared key access is disabled on this storage account: use a TokenCredential (e.g. DefaultAzureCredential) with the RBAC role "Storage Blob Data Contributor" on the container',
+    hintSas:
+      'check the SAS: it must be valid now (start and expiry), be signed for the blob service, and grant read, write and create on the container',
+    hintNetworkRules:
+      "the storage account's firewall or network rules block this client: allow its IP address or virtual network",
+    hintAnonymous:
+      'no credential was given: pass credential (a TokenCredential or StorageSharedKeyCredential) or a SAS URL',
+    hintBadRequest:
+      'the request was malformed: check the container name (3–63 lowercase letters, digits or hyphens), blobPrefix and election name',
+    hintNotFound: 'the storage account or endpoint was not found: check the account name and the url / BlobEndpoint',
+    hintOther: 'retrying will not help until the configuration is fixed',
+  },
+
+  // ---- PostgreSQL / MySQL / Redis / etcd stores (issue 6: lib/stores/{postgres,mysql,redis,etcd}.store.ts)
+  // Built from option names, SQLSTATEs, error codes and class names only: never from a driver's
+  // own message, which may quote the connection string.
+  backend: {
+    clientOrConnection: (store: string, client: string, connection: string) =>
+      `${store}: pass exactly one of client (${client}) or connection (${connection})`,
+    invalidIdentifier: (store: string, option: string, value: unknown, max: number) =>
+      `${store}: ${option} must be an identifier of at most ${max} letters, digits or '_', not starting with a digit (got ${JSON.stringify(value)})`,
+    invalidPrefix: (store: string, option: string, value: unknown) =>
+      `${store}: ${option} must be a string of at most 200 printable characters without spaces (got ${JSON.stringify(value)})`,
+    unreachable: (store: string, what: string) => `${store}: cannot reach the server (${what}); will retry`,
+    failed: (store: string, what: string) => `${store}: request failed (${what}); will retry`,
+    closed: (store: string) => `${store} is closed`,
+    shortLeaseReason: (server: string) =>
+      `expiry is judged by the ${server} server's clock, so short leases are safe, but below 1 s a single slow round trip or pause would cost leadership`,
+  },
+  postgres: {
+    authFailed: (code: string) =>
+      `PostgresLeaseStore: the server refused the login (${code}): check the user, password and database of the connection and the server's pg_hba.conf entry for this client`,
+    permissionDenied: (table: string, createTable: boolean) =>
+      `PostgresLeaseStore: permission denied (SQLSTATE 42501) on ${table}: GRANT SELECT, INSERT, UPDATE ON the table and USAGE on its schema to the role${createTable ? ', plus CREATE on the schema for the store to create the table (or create it beforehand with postgresLeaseTableSql() and pass createTable: false)' : ''}`,
+    databaseMissing:
+      'PostgresLeaseStore: the database named in the connection does not exist (SQLSTATE 3D000): create it or fix the database name',
+    schemaMissing: (schema: string) =>
+      `PostgresLeaseStore: schema "${schema}" does not exist (SQLSTATE 3F000): create it or change the schema option`,
+    tableMissing: (table: string) =>
+      `PostgresLeaseStore: table ${table} does not exist (SQLSTATE 42P01) and createTable is false: create it with postgresLeaseTableSql()`,
+    incompatibleTable: (table: string, code: string) =>
+      `PostgresLeaseStore: table ${table} does not have the expected columns (SQLSTATE ${code}): compare it with postgresLeaseTableSql() or use another table name`,
+  },
+  mysql: {
+    authFailed: (code: string) =>
+      `MySqlLeaseStore: the server refused the login (${code}): check the user and password of the connection and that the account may connect from this host`,
+    databaseDenied:
+      'MySqlLeaseStore: the account may not use the database of the connection (ER_DBACCESS_DENIED_ERROR): GRANT SELECT, INSERT, UPDATE (and CREATE, for the store to create its table) ON <database>.* to it',
+    databaseMissing:
+      'MySqlLeaseStore: the database named in the connection does not exist (ER_BAD_DB_ERROR): create it or fix the database name',
+    noDatabase:
+      'MySqlLeaseStore: the connection selects no database (ER_NO_DB_ERROR): add the database to the connection settings or URL',
+    permissionDenied: (table: string, code: string, createTable: boolean) =>
+      `MySqlLeaseStore: permission denied on table ${table} (${code}): GRANT SELECT, INSERT, UPDATE ON the table to the account${createTable ? ', plus CREATE on the database for the store to create the table (or create it beforehand with mysqlLeaseTableSql() and pass createTable: false)' : ''}`,
+    tableMissing: (table: string) =>
+      `MySqlLeaseStore: table ${table} does not exist (ER_NO_SUCH_TABLE) and createTable is false: create it with mysqlLeaseTableSql()`,
+    incompatibleTable: (table: string, code: string) =>
+      `MySqlLeaseStore: table ${table} does not have the expected columns (${code}): compare it with mysqlLeaseTableSql() or use another table name`,
+  },
+  redis: {
+    authFailed: (code: string) =>
+      `RedisLeaseStore: the server refused the login (${code}): check the username and password of the connection (the ACL user and its password, or requirepass)`,
+    permissionDenied: (prefix: string) =>
+      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, DEL, PUBLISH, SUBSCRIBE, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +del +publish +subscribe +ping`,
+    replicaReadOnly:
+      'RedisLeaseStore: the server is a read-only replica (READONLY): connect to the primary (or through Sentinel)',
+  },
+  etcd: {
+    leaseDurationReason:
+      'etcd lease TTLs are whole seconds, and etcd raises a TTL below its minimum (1.5 × the election timeout: 2 s with default settings) to that minimum, so a 1 s lease would silently last 2 s',
+    authFailed: (what: string) =>
+      `EtcdLeaseStore: etcd refused the credentials (${what}): check auth.username and auth.password of the connection, and that authentication is enabled on the cluster`,
+    permissionDenied: (prefix: string) =>
+      `EtcdLeaseStore: permission denied (PERMISSION_DENIED): give the user a role with readwrite permission on the key prefix ${JSON.stringify(prefix)}, e.g. etcdctl role grant-permission <role> --prefix=true readwrite ${JSON.stringify(prefix)}`,
+  },
+
+  // ---- Nest module (issue 3: module, service, @LeaderOnly, guard, hooks, health) ----------------
+  optionNotNonNegative: (option: string, value: unknown) =>
+    `${option} must be a non-negative finite number of milliseconds (got ${String(value)})`,
+  optionNotBoolean: (option: string, value: unknown) => `${option} must be true or false (got ${String(value)})`,
+  optionNotObject: (option: string, value: unknown) => `${option} must be an object (got ${String(value)})`,
+  optionUnknown: (option: string, known: readonly string[]) =>
+    `${option} is not a known option (known: ${known.join(', ')})`,
+  notLeader: (election: string) => `This instance is not the leader of "${election}"; retry later.`,
+  jobSkipped: (target: string, election: string, steppingDown: boolean) =>
+    `skipped ${target}: ${steppingDown ? 'stepping down as leader' : 'not the leader'} of "${election}"`,
+  refusedNonHttp: (type: string, election: string) =>
+    `refused a ${type} call: not the leader of "${election}" (answered with the transport's Forbidden error)`,
+  unbound: (target: string) =>
+    `${target} is @LeaderOnly() but its instance is not managed by an application that imports LeaderElectionModule (request-scoped, transient, or created with new); the call was skipped`,
+  nonStaticProvider: (target: string) =>
+    `${target} is @LeaderOnly() or a leadership hook in a request-scoped or transient provider: its calls cannot be tracked and are skipped outside routes (routes stay protected by LeaderOnlyGuard)`,
+  boundElsewhere: (target: string) =>
+    `${target} is one instance shared by several applications; it stays bound to the first one's leader election`,
+  hookFailed: (target: string, hook: string, error: unknown) =>
+    `@${hook}() handler ${target} failed: ${error instanceof Error ? error.message : String(error)}`,
+  drainWaiting: (election: string, running: number, timeoutMs: number) =>
+    `leader election "${election}": stepping down; waiting up to ${timeoutMs} ms for ${running} running @LeaderOnly call(s)`,
+  drainTimedOut: (election: string, running: number, timeoutMs: number, graceMs: number) =>
+    `leader election "${election}": ${running} @LeaderOnly call(s) still running after shutdownTimeoutMs (${timeoutMs} ms); their signal is aborted, releasing the lease within ${graceMs} ms`,
+  stillRunningAtRelease: (election: string, running: number) =>
+    `leader election "${election}": releasing the lease while ${running} leader-only call(s) or @OnElected() handler(s) still run; they ignored the aborted signal`,
+  storeCloseFailed: (election: string, store: string, message: string) =>
+    `leader election "${election}": closing ${store} failed: ${message}`,
+  waitStopped: (election: string) => `leader election "${election}" stopped before this instance became the leader`,
+  healthSteppingDown: 'stepping down (application shutting down)',
 } as const;
 
 function formatSeconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** The parts of an Azure failure safe to quote: HTTP status, x-ms-error-code, x-ms-request-id. */
+export interface AzureFailure {
+  status?: number;
+  code?: string;
+  requestId?: string;
+}
+
+/** `403 AuthorizationPermissionMismatch, request id …` (or `no response ECONNREFUSED`). */
+function describeAzureFailure({ status, code, requestId }: AzureFailure): string {
+  const parts = [[status ?? 'no response', code].filter(Boolean).join(' ')];
+  if (requestId) parts.push(`request id ${requestId}`);
+  return parts.join(', ');
 }

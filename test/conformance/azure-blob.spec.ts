@@ -1,0 +1,466 @@
+// AzureBlobLeaseStore against a real Azurite (started by the global setup): the shared conformance
+// suite, then what is specific to Azure: container creation, auth and network failures, the
+// 15–60 s lease range, the elector end to end, and Azurite's "renew anyone's expired lease" quirk.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  BlobServiceClient,
+  ContainerClient,
+  ContainerSASPermissions,
+  generateBlobSASQueryParameters,
+  RestError,
+  StorageSharedKeyCredential,
+} from '@azure/storage-blob';
+import { Elector, type ElectorLogger } from '../../lib/election/elector.js';
+import { type AzureAuthKind, AzureBlobLeaseStore, classifyAzureError } from '../../lib/stores/azure-blob.store.js';
+import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
+import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
+import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+
+const LEASE_MS = 15_000;
+
+function connectionString(): string {
+  const value = process.env.AZURITE_CONNECTION_STRING;
+  if (!value)
+    throw new Error(
+      'AZURITE_CONNECTION_STRING is not set: run the tests through `npm test` (its global setup starts Azurite)',
+    );
+  return value;
+}
+
+function blobEndpoint(): string {
+  return `http://127.0.0.1:${process.env.AZURITE_BLOB_PORT}/${AZURITE_ACCOUNT}`;
+}
+
+function uniqueContainer(): string {
+  return `le-${randomBytes(8).toString('hex')}`;
+}
+
+function uniqueElection(tag: string): string {
+  return `azure-${tag}-${randomBytes(4).toString('hex')}`;
+}
+
+const signal = (ms = 10_000) => AbortSignal.timeout(ms);
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<Error & { kind?: string }> {
+  return promise.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (error: Error & { kind?: string }) => error,
+  );
+}
+
+async function acquireOk(store: LeaseStore, election: string, identity: string): Promise<Lease> {
+  const result = await store.acquire({ election, identity, leaseDurationMs: LEASE_MS, signal: signal() });
+  if (!result.acquired) throw new Error(`expected ${identity} to acquire ${election}: ${JSON.stringify(result)}`);
+  return result.lease;
+}
+
+describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
+  const container = uniqueContainer();
+  return {
+    leaseDurationMs: LEASE_MS,
+    createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
+    createStoreInFreshNamespace: () =>
+      new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
+  };
+});
+
+// Shared by the Azure-specific tests below (the conformance suite uses its own container).
+const container = uniqueContainer();
+const store = () => new AzureBlobLeaseStore({ connectionString: connectionString(), container });
+
+// Two lease expiries in a row take over 30 s: start that scenario before anything else in this file
+// so it overlaps the rest (a top-level beforeAll runs before the first describe), and report its
+// outcome in its own test at the end.
+let doubleExpiry: Promise<{ renewal: Error & { kind?: string } }>;
+beforeAll(() => {
+  doubleExpiry = (async () => {
+    const election = uniqueElection('double-expiry');
+    const [a, b] = [store(), store()];
+    const first = await acquireOk(a, election, 'a');
+    // b takes over once the lease of a expires...
+    const deadline = performance.now() + 3 * LEASE_MS;
+    let second: Lease | undefined;
+    while (!second) {
+      const result = await b.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() });
+      if (result.acquired) second = result.lease;
+      else if (performance.now() > deadline) throw new Error('the expired lease was never freed');
+      else await sleep(1_000);
+    }
+    // ...and crashes: its lease expires too. Azurite would now renew b's lease for anyone.
+    await sleep(LEASE_MS + 2_000);
+    const renewal = await rejectionOf(a.renew(first, { leaseDurationMs: LEASE_MS, signal: signal() }));
+    await b.release(second, { signal: signal() });
+    return { renewal };
+  })();
+  doubleExpiry.catch(() => undefined); // awaited (and reported) by its test
+});
+
+describe('AzureBlobLeaseStore on Azurite', () => {
+  test.concurrent('creates a missing container and its blob on first acquire, with term and holder metadata', async () => {
+    const fresh = uniqueContainer();
+    const election = uniqueElection('create');
+    const raw = new ContainerClient(connectionString(), fresh);
+    expect(await raw.exists()).toBe(false);
+
+    const lease = await acquireOk(
+      new AzureBlobLeaseStore({ connectionString: connectionString(), container: fresh }),
+      election,
+      'creator',
+    );
+    expect(lease.term).toBe(1);
+    expect(await raw.exists()).toBe(true);
+    const properties = await raw.getBlobClient(election).getProperties();
+    expect(properties.metadata).toMatchObject({ term: '1', holder: 'creator' });
+    expect(properties.leaseState).toBe('leased');
+  });
+
+  test.concurrent('a wrong account key is fatal, names what to fix and quotes neither key nor connection string', async () => {
+    const wrongKey = randomBytes(64).toString('base64');
+    const badConnectionString = connectionString().replace(AZURITE_ACCOUNT_KEY, wrongKey);
+    expect(badConnectionString).toContain(wrongKey);
+    const bad = new AzureBlobLeaseStore({ connectionString: badConnectionString, container });
+
+    const election = uniqueElection('bad-key');
+    const failures = [
+      await rejectionOf(bad.acquire({ election, identity: 'x', leaseDurationMs: LEASE_MS, signal: signal() })),
+      await rejectionOf(bad.read(election, { signal: signal() })),
+      await rejectionOf(
+        bad.renew(
+          { election, holder: 'x', leaseId: randomUUID(), term: 1 },
+          { leaseDurationMs: LEASE_MS, signal: signal() },
+        ),
+      ),
+    ];
+    for (const error of failures) {
+      expect(error.kind).toBe('fatal');
+      expect(error.message).toMatch(/403/);
+      expect(error.message).toMatch(/account key/i);
+      expect(error.message).not.toContain(wrongKey);
+      expect(error.message).not.toContain(AZURITE_ACCOUNT_KEY);
+      expect(error.message).not.toMatch(/AccountKey=/);
+      expect(JSON.stringify(error.cause)).not.toContain(wrongKey);
+    }
+  });
+
+  test.concurrent('a SAS URL works when it grants enough, and is fatal without quoting the SAS when it does not', async () => {
+    const sasContainer = uniqueContainer();
+    const credential = new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY);
+    const raw = new ContainerClient(`${blobEndpoint()}/${sasContainer}`, credential);
+    await raw.create();
+    const sasFor = (permissions: string) =>
+      generateBlobSASQueryParameters(
+        {
+          containerName: sasContainer,
+          permissions: ContainerSASPermissions.parse(permissions),
+          startsOn: new Date(Date.now() - 60_000),
+          expiresOn: new Date(Date.now() + 3_600_000),
+        },
+        credential,
+      ).toString();
+
+    const election = uniqueElection('sas');
+    const writer = new AzureBlobLeaseStore({ url: `${raw.url}?${sasFor('racw')}` });
+    const lease = await acquireOk(writer, election, 'sas-writer');
+    expect(await writer.read(election, { signal: signal() })).toEqual({
+      held: true,
+      holder: 'sas-writer',
+      term: lease.term,
+    });
+    await writer.release(lease, { signal: signal() });
+
+    const readOnlySas = sasFor('r');
+    const reader = new AzureBlobLeaseStore({ url: `${raw.url}?${readOnlySas}` });
+    const error = await rejectionOf(
+      reader.acquire({ election, identity: 'sas-reader', leaseDurationMs: LEASE_MS, signal: signal() }),
+    );
+    expect(error.kind).toBe('fatal');
+    expect(error.message).toMatch(/SAS/);
+    const sig = new URLSearchParams(readOnlySas).get('sig') as string;
+    expect(error.message).not.toContain(sig);
+    expect(error.message).not.toContain(encodeURIComponent(sig));
+    expect(error.message).not.toMatch(/sig=/);
+  });
+
+  test.concurrent('an account URL with a StorageSharedKeyCredential and a container works', async () => {
+    const accountUrlStore = new AzureBlobLeaseStore({
+      url: blobEndpoint(),
+      credential: new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY),
+      container,
+    });
+    expect(accountUrlStore.container).toBe(container);
+    const election = uniqueElection('account-url');
+    const lease = await acquireOk(accountUrlStore, election, 'by-url');
+    expect((await store().read(election, { signal: signal() })).holder).toBe('by-url');
+    await accountUrlStore.release(lease, { signal: signal() });
+  });
+
+  test.concurrent('a ContainerClient passed in is used, and close() leaves it usable', async () => {
+    const client = BlobServiceClient.fromConnectionString(connectionString()).getContainerClient(container);
+    const own = new AzureBlobLeaseStore({ containerClient: client, blobPrefix: 'tenant-a/' });
+    const election = uniqueElection('own-client');
+    const lease = await acquireOk(own, election, 'own');
+    await own.close();
+    await own.close();
+    expect((await client.getBlobClient(`tenant-a/${election}`).getProperties()).leaseState).toBe('leased');
+    await own.release(lease, { signal: signal() });
+  });
+
+  test.concurrent('an unreachable endpoint is transient and fails at once: no SDK retries', async () => {
+    const port = await freePort();
+    const unreachable = new AzureBlobLeaseStore({
+      connectionString: connectionString().replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${port}`),
+      container,
+    });
+    const startedAt = performance.now();
+    const error = await rejectionOf(
+      unreachable.acquire({
+        election: uniqueElection('down'),
+        identity: 'x',
+        leaseDurationMs: LEASE_MS,
+        signal: signal(20_000),
+      }),
+    );
+    // The SDK's default policy would retry for about 16 s; one try fails in milliseconds.
+    expect(performance.now() - startedAt).toBeLessThan(5_000);
+    expect(error.kind).toBe('transient');
+    expect(error.message).toMatch(/ECONNREFUSED|REQUEST_SEND_ERROR/);
+  });
+
+  test.concurrent('a server that never answers is cut off by the signal', async () => {
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket); // accept, then say nothing
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const silent = new AzureBlobLeaseStore({
+        connectionString: connectionString().replace(/127\.0\.0\.1:\d+/, `127.0.0.1:${port}`),
+        container,
+      });
+      const startedAt = performance.now();
+      const error = await rejectionOf(
+        silent.acquire({
+          election: uniqueElection('silent'),
+          identity: 'x',
+          leaseDurationMs: LEASE_MS,
+          signal: signal(1_000),
+        }),
+      );
+      expect(error.kind).toBe('transient');
+      expect(performance.now() - startedAt).toBeLessThan(5_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test.concurrent('the Elector refuses lease durations outside 15–60 s, naming leaseDurationMs', async () => {
+    const azure = store();
+    for (const leaseDurationMs of [10_000, 61_000]) {
+      const create = () => new Elector({ store: azure, election: 'range', leaseDurationMs });
+      expect(create).toThrow(RangeError);
+      expect(create).toThrow(/leaseDurationMs/);
+      expect(create).toThrow(/15 s–60 s/);
+    }
+    expect(() => new Elector({ store: azure, election: 'range', leaseDurationMs: 15_500 })).toThrow(/multiple of 1000/);
+  });
+
+  test.concurrent('store options are validated with messages that name the option and quote no secret', async () => {
+    const secret = connectionString();
+    expect(() => new AzureBlobLeaseStore({})).toThrow(/exactly one of connectionString, url or containerClient/);
+    expect(() => new AzureBlobLeaseStore({ connectionString: secret, url: blobEndpoint() })).toThrow(
+      /connectionString and url/,
+    );
+    expect(() => new AzureBlobLeaseStore({ connectionString: secret, container: 'Bad_Name' })).toThrow(
+      /container must be/,
+    );
+    expect(() => new AzureBlobLeaseStore({ connectionString: undefined as unknown as string, url: undefined })).toThrow(
+      /exactly one/,
+    );
+    expect(() => new AzureBlobLeaseStore({ connectionString: '' })).toThrow(
+      /connectionString must be a non-empty string/,
+    );
+
+    const garbage = 'AccountName=x;AccountKey=not-really-a-key;Nonsense';
+    expect(() => new AzureBlobLeaseStore({ connectionString: garbage })).toThrow(/connectionString is not a valid/);
+    expect(() => new AzureBlobLeaseStore({ connectionString: garbage })).not.toThrow(/not-really-a-key/);
+
+    const sasUrl = 'ftp://example.com/container?sig=SECRETSIG';
+    expect(() => new AzureBlobLeaseStore({ url: sasUrl })).toThrow(/url must be an http\(s\) URL/);
+    expect(() => new AzureBlobLeaseStore({ url: sasUrl })).not.toThrow(/SECRETSIG/);
+    expect(() => new AzureBlobLeaseStore({ url: `${blobEndpoint()}/one`, container: 'two' })).toThrow(
+      /names container "one"/,
+    );
+    expect(
+      () =>
+        new AzureBlobLeaseStore({
+          connectionString: secret,
+          credential: new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY),
+        }),
+    ).toThrow(/credential is only used with url/);
+  });
+
+  test.concurrent('an Elector wins, renews, and a second one takes over after the first stops', async () => {
+    const election = uniqueElection('elector');
+    const errors: string[] = [];
+    const logger: ElectorLogger = { log: () => undefined, warn: (m) => errors.push(m), error: (m) => errors.push(m) };
+    const timings = { leaseDurationMs: LEASE_MS, renewIntervalMs: 1_000, retryIntervalMs: 500 };
+    const first = new Elector({ store: store(), election, identity: 'first', logger, ...timings });
+    const second = new Elector({ store: store(), election, identity: 'second', logger, ...timings });
+    try {
+      await first.start();
+      expect(first.isLeader()).toBe(true);
+      const firstTerm = first.term as number;
+      const wonAt = first.status().lastRenewAt;
+      await waitFor(() => first.status().lastRenewAt !== wonAt, 10_000);
+      expect(first.isLeader()).toBe(true);
+
+      await second.start();
+      expect(second.isLeader()).toBe(false);
+      expect(second.leaderId).toBe('first');
+
+      await first.stop();
+      expect(first.isLeader()).toBe(false);
+      await waitFor(() => second.isLeader(), 10_000);
+      expect(second.term).toBeGreaterThan(firstTerm);
+      expect(errors).toEqual([]);
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+    }
+  });
+
+  test.concurrent('an extra Azurite with on-disk persistence keeps the term across a restart', async () => {
+    // The helper chaos tests use to take "the storage service" down and bring it back.
+    const location = await mkdtemp(join(tmpdir(), 'azurite-'));
+    let azurite = await startAzurite({ location });
+    try {
+      const election = uniqueElection('restart');
+      const onDisk = () => new AzureBlobLeaseStore({ connectionString: azurite.connectionString, container });
+      const before = await acquireOk(onDisk(), election, 'before-restart');
+      await azurite.stop();
+      const down = await rejectionOf(onDisk().read(election, { signal: signal() }));
+      expect(down.kind).toBe('transient');
+
+      azurite = await startAzurite({ location, port: azurite.port });
+      // Azurite 3.35 forgets lease state on restart (Azure would not); the blob and its term survive.
+      expect((await onDisk().read(election, { signal: signal() })).term).toBe(before.term);
+      await onDisk().release(before, { signal: signal() });
+      const after = await acquireOk(onDisk(), election, 'after-restart');
+      expect(after.term).toBeGreaterThan(before.term);
+      await onDisk().release(after, { signal: signal() });
+    } finally {
+      await azurite.stop();
+      await rm(location, { recursive: true, force: true });
+    }
+  });
+
+  test.concurrent(
+    'a lease renewed by the service under another lease id is lost, not silently ours (Azurite quirk)',
+    async () => {
+      const { renewal } = await doubleExpiry;
+      expect(renewal).toBeInstanceOf(LeaseLostError);
+      // Azurite 3.35 answers this renewal with 200 and b's lease id (Azure answers 409): our check caught it.
+      expect(renewal.message).toMatch(/another lease id/);
+    },
+    3 * LEASE_MS + 30_000,
+  );
+});
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+describe('classifyAzureError', () => {
+  // Failures Azurite cannot produce on demand, built as the SDK builds them: a RestError whose
+  // details carry the service's x-ms-error-code. The raw message quotes secrets on purpose.
+  const secretMessage = 'failed https://acct.blob.core.windows.net/c/b?sv=2024&sig=SECRETSIG AccountKey=SECRETKEY';
+  const restError = (statusCode: number | undefined, errorCode?: string, code?: string) =>
+    Object.assign(new RestError(secretMessage, { statusCode, code }), errorCode ? { details: { errorCode } } : {});
+  const classify = (error: unknown, authKind: AzureAuthKind = 'shared-key') =>
+    classifyAzureError(error, { operation: 'renew', election: 'jobs', container: 'leases', authKind });
+
+  test.each([
+    ['503 ServerBusy', 'transient', restError(503, 'ServerBusy'), /503 ServerBusy/],
+    ['500 InternalError', 'transient', restError(500, 'InternalError'), /500 InternalError/],
+    ['429', 'transient', restError(429), /429/],
+    ['408 OperationTimedOut', 'transient', restError(408, 'OperationTimedOut'), /408/],
+    ['409 ContainerBeingDeleted', 'transient', restError(409, 'ContainerBeingDeleted'), /409 ContainerBeingDeleted/],
+    [
+      'REQUEST_SEND_ERROR',
+      'transient',
+      restError(undefined, undefined, 'REQUEST_SEND_ERROR'),
+      /no response REQUEST_SEND_ERROR/,
+    ],
+    ['ECONNRESET', 'transient', Object.assign(new Error('connect ECONNRESET'), { code: 'ECONNRESET' }), /ECONNRESET/],
+    ['AbortError', 'transient', Object.assign(new Error('aborted'), { name: 'AbortError' }), /aborted/],
+    ['a thrown string', 'transient', 'something odd', /failed/],
+    ['409 LeaseAlreadyPresent', 'lost', restError(409, 'LeaseAlreadyPresent'), /no longer ours/],
+    [
+      '409 LeaseIdMismatchWithLeaseOperation',
+      'lost',
+      restError(409, 'LeaseIdMismatchWithLeaseOperation'),
+      /no longer ours/,
+    ],
+    [
+      '400 InvalidResourceName',
+      'fatal',
+      restError(400, 'InvalidResourceName'),
+      /400 InvalidResourceName.*container name/,
+    ],
+    [
+      '403 KeyBasedAuthenticationNotPermitted',
+      'fatal',
+      restError(403, 'KeyBasedAuthenticationNotPermitted'),
+      /shared key access is disabled/,
+    ],
+    ['403 AuthorizationSourceIPMismatch', 'fatal', restError(403, 'AuthorizationSourceIPMismatch'), /firewall/],
+    ['403 AuthenticationFailed', 'fatal', restError(403, 'AuthenticationFailed'), /account key/],
+    ['404 ResourceNotFound', 'fatal', restError(404, 'ResourceNotFound'), /account or endpoint was not found/],
+  ] as const)('%s → %s', (_label, kind, error, message) => {
+    const classified = classify(error);
+    expect(classified.kind).toBe(kind);
+    expect(classified.message).toMatch(message);
+    expect(classified.message).not.toMatch(/SECRET/);
+    expect(JSON.stringify(classified.cause ?? null)).not.toMatch(/SECRET/);
+  });
+
+  test('a refused token credential is told to grant Storage Blob Data Contributor on the container', () => {
+    const rbac = classify(restError(403, 'AuthorizationPermissionMismatch'), 'token');
+    expect(rbac.kind).toBe('fatal');
+    expect(rbac.message).toMatch(/renew on container "leases" was refused \(403 AuthorizationPermissionMismatch\)/);
+    expect(rbac.message).toMatch(/"Storage Blob Data Contributor" scoped to the container/);
+    expect(classify(restError(401, 'InvalidAuthenticationInfo'), 'token').message).toMatch(
+      /token credential was rejected/,
+    );
+    expect(classify(restError(403, 'AuthorizationPermissionMismatch'), 'sas').message).toMatch(/check the SAS/);
+  });
+
+  test('@azure/identity failures are fatal when the credential cannot work, transient otherwise', () => {
+    const unavailable = Object.assign(new Error('no managed identity endpoint'), {
+      name: 'CredentialUnavailableError',
+    });
+    expect(classify(unavailable, 'token')).toMatchObject({
+      kind: 'fatal',
+      message: expect.stringMatching(/could not get a token/),
+    });
+    const badSecret = Object.assign(new Error('AADSTS7000215'), { name: 'AuthenticationError', statusCode: 401 });
+    expect(classify(badSecret, 'token').kind).toBe('fatal');
+    const entraDown = Object.assign(new Error('bad gateway'), { name: 'AuthenticationError', statusCode: 502 });
+    expect(classify(entraDown, 'token').kind).toBe('transient');
+  });
+});

@@ -1,0 +1,351 @@
+// The behaviour every LeaseStore must show, run unchanged against each backend:
+//   describeLeaseStoreConformance('PostgresLeaseStore', () => ({ leaseDurationMs: 1000, createStore: … }));
+// Every test uses its own election name, so all of them run concurrently (`test.concurrent`): the
+// slow expiry cases (Azure's minimum lease is 15 s) then cost one lease duration in all, not one each.
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  type AcquireResult,
+  type Lease,
+  LeaseLostError,
+  type LeaseStore,
+  type LeaseStoreErrorKind,
+  TransientLeaseStoreError,
+} from '../../lib/stores/lease-store.js';
+
+export interface ConformanceTarget {
+  /** The lease duration the tests request; must be within the store's `limits`. */
+  leaseDurationMs: number;
+  /** a new store instance (own client/connection) over the same backend */
+  createStore(): Promise<LeaseStore> | LeaseStore;
+  /** optional: a store whose namespace (container/table/prefix) does not exist yet */
+  createStoreInFreshNamespace?(): Promise<LeaseStore> | LeaseStore;
+  teardown?(): Promise<void>;
+}
+
+/** Bound of a single store call: generous, the test machine is small and busy. */
+const CALL_TIMEOUT_MS = 10_000;
+/** An already-aborted call must settle at least this fast. */
+const PROMPT_MS = 2_000;
+const FAST_TEST_TIMEOUT_MS = 60_000;
+
+export function describeLeaseStoreConformance(name: string, target: () => ConformanceTarget): void {
+  describe(`LeaseStore conformance: ${name}`, () => {
+    // Evaluated while collecting tests: whether the fresh-namespace case exists decides its registration.
+    const t = target();
+    const durationMs = t.leaseDurationMs;
+    const pollMs = Math.max(50, Math.min(1_000, durationMs / 10));
+    /** Long enough for any store's clock to agree the lease has expired. */
+    const expiryWaitMs = durationMs + Math.max(1_000, durationMs / 5);
+    const slowTestTimeoutMs = 3 * durationMs + 60_000;
+    const opened = new Set<LeaseStore>();
+
+    afterAll(async () => {
+      await Promise.allSettled([...opened].map((store) => store.close?.()));
+      await t.teardown?.();
+    });
+
+    async function newStore(): Promise<LeaseStore> {
+      const store = await t.createStore();
+      opened.add(store);
+      return store;
+    }
+
+    async function newStores(count: number): Promise<LeaseStore[]> {
+      return Promise.all(Array.from({ length: count }, () => newStore()));
+    }
+
+    function acquire(store: LeaseStore, election: string, identity: string): Promise<AcquireResult> {
+      return store.acquire({ election, identity, leaseDurationMs: durationMs, signal: callSignal() });
+    }
+
+    async function acquireOk(store: LeaseStore, election: string, identity: string): Promise<Lease> {
+      const result = await acquire(store, election, identity);
+      if (!result.acquired)
+        throw new Error(`expected ${identity} to acquire "${election}", got ${JSON.stringify(result)}`);
+      expect(result.lease).toMatchObject({ election, holder: identity });
+      expect(typeof result.lease.leaseId).toBe('string');
+      expect(Number.isSafeInteger(result.lease.term) && result.lease.term > 0).toBe(true);
+      return result.lease;
+    }
+
+    const renew = (store: LeaseStore, lease: Lease) =>
+      store.renew(lease, { leaseDurationMs: durationMs, signal: callSignal() });
+    const release = (store: LeaseStore, lease: Lease) => store.release(lease, { signal: callSignal() });
+    const read = (store: LeaseStore, election: string) => store.read(election, { signal: callSignal() });
+
+    test.concurrent(
+      'read of a never-used election is { held: false, term: 0 }',
+      async () => {
+        const store = await newStore();
+        expect(await read(store, electionName('never'))).toEqual({ held: false, term: 0 });
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'exactly one of 20 concurrent acquirers wins, and again after a release',
+      async () => {
+        const election = electionName('race');
+        const stores = await newStores(20);
+        let previousTerm = 0;
+        for (const round of [1, 2]) {
+          const results = await Promise.all(stores.map((store, i) => acquire(store, election, `racer-${round}-${i}`)));
+          const winners = results.flatMap((result) => (result.acquired ? [result.lease] : []));
+          expect(winners).toHaveLength(1);
+          const [lease] = winners as [Lease];
+          expect(lease.term).toBeGreaterThan(previousTerm);
+          previousTerm = lease.term;
+          const winnerStore = stores[results.findIndex((result) => result.acquired)] as LeaseStore;
+          expect(await read(stores[0] as LeaseStore, election)).toEqual({
+            held: true,
+            holder: lease.holder,
+            term: lease.term,
+          });
+          await release(winnerStore, lease);
+        }
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'only the holder renews and releases: a stranger gets LeaseLostError on renew and no effect on release',
+      async () => {
+        const election = electionName('stranger');
+        const [holderStore, strangerStore] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const lease = await acquireOk(holderStore, election, 'holder');
+        // Renew is idempotent while the lease is ours.
+        await renew(holderStore, lease);
+        await renew(holderStore, lease);
+
+        const stranger: Lease = { ...lease, holder: 'stranger', leaseId: randomUUID() };
+        await expectRejection(renew(strangerStore, stranger), 'lost');
+        await strangerStore.release(stranger, { signal: callSignal() });
+
+        expect(await read(strangerStore, election)).toEqual({ held: true, holder: 'holder', term: lease.term });
+        expect((await acquire(strangerStore, election, 'stranger')).acquired).toBe(false);
+        await renew(holderStore, lease);
+        await release(holderStore, lease);
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'a second release is harmless, also once someone else holds the lease',
+      async () => {
+        const election = electionName('release-twice');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const first = await acquireOk(storeA, election, 'a');
+        await release(storeA, first);
+        await release(storeA, first);
+
+        const second = await acquireOk(storeB, election, 'b');
+        await release(storeA, first);
+        expect(await read(storeA, election)).toEqual({ held: true, holder: 'b', term: second.term });
+        await renew(storeB, second);
+        await release(storeB, second);
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'release frees the lease for another acquirer at once',
+      async () => {
+        const election = electionName('handover');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const first = await acquireOk(storeA, election, 'a');
+        expect((await acquire(storeB, election, 'b')).acquired).toBe(false);
+        await release(storeA, first);
+        const second = await acquireOk(storeB, election, 'b');
+        expect(second.term).toBeGreaterThan(first.term);
+        expect(second.leaseId).not.toBe(first.leaseId);
+        await release(storeB, second);
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'the term strictly increases across holders, including the same identity again',
+      async () => {
+        const election = electionName('terms');
+        const stores = await newStores(3);
+        const holders = ['a', 'b', 'c', 'a', 'a', 'b'];
+        let previous: Lease | undefined;
+        for (const [i, identity] of holders.entries()) {
+          const store = stores[i % stores.length] as LeaseStore;
+          const lease = await acquireOk(store, election, identity);
+          if (previous) {
+            expect(lease.term).toBeGreaterThan(previous.term);
+            expect(lease.leaseId).not.toBe(previous.leaseId);
+          }
+          expect((await read(store, election)).term).toBe(lease.term);
+          await release(store, lease);
+          previous = lease;
+        }
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'the holder identity is readable by the others, through read() and acquire()',
+      async () => {
+        const election = electionName('identity');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        // Identities are arbitrary strings (the elector allows up to 256 characters of anything).
+        const identity = 'node-a ü/1';
+        const lease = await acquireOk(storeA, election, identity);
+
+        expect(await read(storeB, election)).toEqual({ held: true, holder: identity, term: lease.term });
+        const refused = await acquire(storeB, election, 'node-b');
+        expect(refused).toMatchObject({ acquired: false, holder: identity });
+        if (!refused.acquired && refused.term !== undefined) expect(refused.term).toBe(lease.term);
+        // A held lease is refused to everyone, a new acquisition by the holder's identity included.
+        expect((await acquire(storeA, election, identity)).acquired).toBe(false);
+
+        await release(storeA, lease);
+        expect(await read(storeB, election)).toEqual({ held: false, term: lease.term });
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'an aborted signal rejects promptly with TransientLeaseStoreError and changes nothing',
+      async () => {
+        const election = electionName('abort');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const aborted = () => AbortSignal.abort(new Error('test abort'));
+
+        await expectPromptTransient(
+          storeB.acquire({ election, identity: 'b', leaseDurationMs: durationMs, signal: aborted() }),
+        );
+        // The aborted acquire took nothing: another instance gets the lease at once.
+        const lease = await acquireOk(storeA, election, 'a');
+
+        await expectPromptTransient(storeA.renew(lease, { leaseDurationMs: durationMs, signal: aborted() }));
+        await expectPromptTransient(storeA.release(lease, { signal: aborted() }));
+        await expectPromptTransient(storeB.read(election, { signal: aborted() }));
+
+        expect(await read(storeB, election)).toEqual({ held: true, holder: 'a', term: lease.term });
+        await renew(storeA, lease);
+        await release(storeA, lease);
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'an expired lease is taken over with a greater term, and its old holder can no longer renew it',
+      async () => {
+        const election = electionName('expiry');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const old = await acquireOk(storeA, election, 'a');
+        await renew(storeA, old);
+        const renewedAt = performance.now();
+
+        // Poll as a follower would until the lease expires; nobody renews it any more.
+        let taken: Lease | undefined;
+        let refusals = 0;
+        while (!taken) {
+          const result = await acquire(storeB, election, 'b');
+          if (result.acquired) taken = result.lease;
+          else {
+            refusals++;
+            expect(result.holder === undefined || result.holder === 'a').toBe(true);
+            if (performance.now() - renewedAt > 2 * durationMs + 30_000)
+              throw new Error('the expired lease was never freed');
+            await sleep(pollMs);
+          }
+        }
+        const takenAfter = performance.now() - renewedAt;
+        // Not before the lease ran out (with room for a store clock of coarse granularity).
+        expect(takenAfter).toBeGreaterThanOrEqual(0.75 * durationMs);
+        expect(refusals).toBeGreaterThan(0);
+        expect(taken.term).toBeGreaterThan(old.term);
+
+        await expectRejection(renew(storeA, old), 'lost');
+        await release(storeA, old); // no effect on the new holder
+        expect(await read(storeA, election)).toEqual({ held: true, holder: 'b', term: taken.term });
+        await renew(storeB, taken);
+        await release(storeB, taken);
+      },
+      slowTestTimeoutMs,
+    );
+
+    test.concurrent(
+      'a stranger cannot renew an expired lease; neither can its holder once it was taken and released',
+      async () => {
+        const election = electionName('expired-stranger');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const old = await acquireOk(storeA, election, 'a');
+        await sleep(expiryWaitMs);
+
+        const stranger: Lease = { ...old, holder: 'stranger', leaseId: randomUUID() };
+        await expectRejection(renew(storeB, stranger), 'lost');
+        await storeB.release(stranger, { signal: callSignal() });
+
+        // Its holder may give an expired lease back (some stores let it renew one nobody took since).
+        await release(storeA, old);
+        const taken = await acquireOk(storeB, election, 'b');
+        expect(taken.term).toBeGreaterThan(old.term);
+        await release(storeB, taken);
+
+        await expectRejection(renew(storeA, old), 'lost');
+        expect(await read(storeA, election)).toEqual({ held: false, term: taken.term });
+      },
+      slowTestTimeoutMs,
+    );
+
+    if (t.createStoreInFreshNamespace) {
+      const createFresh = t.createStoreInFreshNamespace.bind(t);
+      test.concurrent(
+        'a missing namespace is created on first acquire, race-safe',
+        async () => {
+          const store = await createFresh();
+          opened.add(store);
+          const election = electionName('fresh');
+          expect(await read(store, election)).toEqual({ held: false, term: 0 });
+
+          // Concurrent first acquires all find the namespace missing: one wins, none fails.
+          const results = await Promise.all(
+            Array.from({ length: 5 }, (_, i) => acquire(store, election, `first-${i}`)),
+          );
+          const winners = results.flatMap((result) => (result.acquired ? [result.lease] : []));
+          expect(winners).toHaveLength(1);
+          const [lease] = winners as [Lease];
+          expect(await read(store, election)).toEqual({ held: true, holder: lease.holder, term: lease.term });
+          await release(store, lease);
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+    }
+  });
+}
+
+function electionName(tag: string): string {
+  return `conformance-${tag}-${randomBytes(4).toString('hex')}`;
+}
+
+function callSignal(): AbortSignal {
+  return AbortSignal.timeout(CALL_TIMEOUT_MS);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function expectRejection(promise: Promise<unknown>, kind: LeaseStoreErrorKind): Promise<unknown> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected a rejection of kind "${kind}", but the call succeeded`);
+    },
+    (reason: unknown) => reason,
+  );
+  expect(error).toMatchObject({ kind });
+  if (kind === 'lost') expect(error).toBeInstanceOf(LeaseLostError);
+  if (kind === 'transient') expect(error).toBeInstanceOf(TransientLeaseStoreError);
+  return error;
+}
+
+async function expectPromptTransient(promise: Promise<unknown>): Promise<void> {
+  const startedAt = performance.now();
+  await expectRejection(promise, 'transient');
+  expect(performance.now() - startedAt).toBeLessThan(PROMPT_MS);
+}

@@ -1,0 +1,180 @@
+// A single-member etcd on free loopback ports, for the test run. The binary comes from Debian's
+// `etcd-server` package, installed here when missing (CI machines start without it).
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { get } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+// Type-only: Jest loads global-setup files without its module mapper, so runtime imports of
+// sibling `.js` specifiers would not resolve here.
+import type { TestService } from './service.js';
+
+export interface EtcdService extends TestService {
+  env: { ETCD_ENDPOINT: string };
+  /** `http://127.0.0.1:<client port>` */
+  endpoint: string;
+  /** Pid of the etcd process itself (e.g. for SIGSTOP/SIGCONT in chaos tests). */
+  pid: number;
+}
+
+const START_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 5_000;
+
+// etcd does not notice its parent dying, so it runs under a small node supervisor that kills it
+// when its stdin closes: even a test runner killed with SIGKILL leaves no etcd behind.
+const SUPERVISOR = `
+const { spawn } = require('node:child_process');
+const [binary, ...args] = process.argv.slice(1);
+const etcd = spawn(binary, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+process.stdout.write('pid ' + etcd.pid + '\\n');
+const stop = () => etcd.kill('SIGTERM');
+process.stdin.on('end', stop);
+process.stdin.on('error', stop);
+process.stdin.resume();
+process.on('SIGTERM', stop);
+etcd.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+`;
+
+export async function startEtcd(): Promise<EtcdService> {
+  const binary = await ensureEtcdBinary();
+  // A free port found by binding port 0 may be taken before etcd binds it: try a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(binary);
+    } catch (error) {
+      if (attempt >= 3 || !/address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startOnce(binary: string): Promise<EtcdService> {
+  const [clientPort, peerPort] = [await freePort(), await freePort()];
+  const endpoint = `http://127.0.0.1:${clientPort}`;
+  const peer = `http://127.0.0.1:${peerPort}`;
+  const dataDir = await mkdtemp(join(tmpdir(), 'etcd-test-'));
+  const args = [
+    '--name', 'default',
+    '--data-dir', dataDir,
+    '--listen-client-urls', endpoint,
+    '--advertise-client-urls', endpoint,
+    '--listen-peer-urls', peer,
+    '--initial-advertise-peer-urls', peer,
+    '--initial-cluster', `default=${peer}`,
+    '--log-level', 'error',
+  ];
+  const child = spawn(process.execPath, ['-e', SUPERVISOR, binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  let pid = 0;
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4_000);
+    pid ||= Number(/^pid (\d+)$/m.exec(output)?.[1] ?? 0);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async () => {
+    await stopChild(child, exited);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitHealthy(endpoint, child, () => output);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { env: { ETCD_ENDPOINT: endpoint }, endpoint, pid, stop };
+}
+
+async function waitHealthy(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output()}`);
+    }
+    if (await healthy(endpoint)) return;
+    if (Date.now() > deadline) throw new Error(`etcd was not healthy at ${endpoint} within ${START_TIMEOUT_MS} ms:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** GET /health without keep-alive: a pooled socket would hold the test process open for seconds. */
+function healthy(endpoint: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = get(`${endpoint}/health`, { agent: false, timeout: 1_000 }, (response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      response.on('end', () => resolve(response.statusCode === 200 && /"health":\s*"true"/.test(body)));
+      response.on('error', () => resolve(false));
+    });
+    request.on('timeout', () => request.destroy());
+    request.on('error', () => resolve(false));
+  });
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.stdin?.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `etcd` from PATH or /usr/bin; installs Debian's etcd-server when neither has it. */
+async function ensureEtcdBinary(): Promise<string> {
+  const found = await findEtcd();
+  if (found) return found;
+  const howTo =
+    'etcd is needed for the etcd store tests: install it with `apt-get install -y etcd-server` (Debian/Ubuntu) or put an etcd 3.x binary on PATH';
+  if (process.getuid?.() !== 0) throw new Error(`${howTo} (not installing it automatically: not running as root)`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => execFileSync('apt-get', ['install', '-y', 'etcd-server'], { env, stdio: 'pipe' });
+  try {
+    try {
+      install();
+    } catch {
+      // A fresh machine may have no package lists yet.
+      execFileSync('apt-get', ['update'], { env, stdio: 'pipe' });
+      install();
+    }
+  } catch (error) {
+    const detail = (error as { stderr?: Buffer }).stderr?.toString().trim().split('\n').slice(-3).join('\n');
+    throw new Error(`${howTo}; installing it failed:\n${detail ?? String(error)}`);
+  }
+  const installed = await findEtcd();
+  if (!installed) throw new Error(`${howTo}; apt-get installed etcd-server but no etcd binary was found`);
+  return installed;
+}
+
+async function findEtcd(): Promise<string | undefined> {
+  const dirs = [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/bin'];
+  for (const dir of dirs) {
+    const candidate = join(dir, 'etcd');
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

@@ -1,0 +1,111 @@
+// Where the machine's database servers are, and names that keep test runs apart. The servers
+// themselves are started by scripts/ensure-services.sh (etcd by the Jest global setup).
+import { randomBytes } from 'node:crypto';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+
+export const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** The etcd the global setup started (see test/setup/etcd.ts). */
+export function etcdEndpoint(): string {
+  const endpoint = process.env.ETCD_ENDPOINT;
+  if (!endpoint) throw new Error('ETCD_ENDPOINT is not set: run the tests through `npm test` (its global setup starts etcd)');
+  return endpoint;
+}
+
+/**
+ * A name no other test file, worker or earlier run uses: lowercase letters, digits and '_',
+ * starting with a letter, at most 40 characters (fits SQL identifiers and key prefixes).
+ */
+export function uniqueName(prefix: string): string {
+  if (!/^[a-z][a-z0-9_]{0,19}$/.test(prefix)) throw new Error(`uniqueName: bad prefix ${JSON.stringify(prefix)}`);
+  return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+/** A loopback port nobody listens on right now (also: an "unreachable server" for tests). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** A TCP server that accepts connections and never answers: a dead server or network path. */
+export async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A TCP forwarder to a real server that can hold what clients send: requests written while it is
+ * held reach the server only on `open()`, after the client may have given up on them.
+ */
+export class TcpGate {
+  private held = false;
+  private readonly queued: Array<() => void> = [];
+  private readonly sockets = new Set<Socket>();
+  private readonly server = createServer((client) => this.pipe(client));
+
+  private constructor(private readonly targetPort: number) {}
+
+  static async start(targetPort: number): Promise<TcpGate> {
+    const gate = new TcpGate(targetPort);
+    await new Promise<void>((resolve) => gate.server.listen(0, '127.0.0.1', resolve));
+    return gate;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  hold(): void {
+    this.held = true;
+  }
+
+  open(): void {
+    this.held = false;
+    for (const flush of this.queued.splice(0)) flush();
+  }
+
+  async close(): Promise<void> {
+    this.open();
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private pipe(client: Socket): void {
+    const upstream = connect({ host: '127.0.0.1', port: this.targetPort });
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (chunk) => {
+      if (!this.held) upstream.write(chunk);
+      else this.queued.push(() => upstream.write(chunk));
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+  }
+}
