@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TerminusModule } from '@nestjs/terminus';
+import { LeaderElectionModule } from 'nestjs-leader-election';
+import { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
+import { leaderElectionOptions } from './config.js';
+import { HealthController } from './health.controller.js';
+import { JobsController } from './jobs.controller.js';
+import { JobsService } from './jobs.service.js';
+import { LeaderController } from './leader.controller.js';
+import { LeadershipListener } from './leadership.listener.js';
+import { QueueWorker } from './worker.js';
+
+@Module({
+  imports: [
+    ScheduleModule.forRoot(),
+    TerminusModule,
+    // Async: the store may need @azure/identity, loaded on demand (see config.ts).
+    LeaderElectionModule.forRootAsync({ useFactory: () => leaderElectionOptions() }),
+  ],
+  controllers: [JobsController, LeaderController, HealthController],
+  providers: [LeadershipListener, JobsService, QueueWorker, LeaderElectionHealthIndicator],
+})
+export class AppModule {}

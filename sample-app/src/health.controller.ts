@@ -1,0 +1,21 @@
+import { Controller, Get } from '@nestjs/common';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
+
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly leaderElection: LeaderElectionHealthIndicator,
+  ) {}
+
+  /**
+   * Up on the leader and on followers (a follower is a healthy replica); down when the lease store
+   * refuses us or has failed past the renew deadline. Fit for a liveness/readiness probe.
+   */
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.leaderElection.isHealthy('leaderElection')]);
+  }
+}

@@ -1,0 +1,24 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module.js';
+import { jsonLogs, logEvent } from './log-event.js';
+
+async function bootstrap(): Promise<void> {
+  const app = await NestFactory.create(AppModule, {
+    logger: jsonLogs ? new ConsoleLogger({ json: true }) : undefined,
+  });
+  // On SIGTERM/SIGINT Nest runs the shutdown hooks: the leader stops starting leader-only work,
+  // waits for what runs, then releases its lease so a follower takes over within ~2 s instead of
+  // waiting for the lease to expire. The library registers no signal handlers of its own.
+  app.enableShutdownHooks();
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port);
+  logEvent(
+    new Logger('Main'),
+    'listening',
+    { port, pid: process.pid },
+    `listening on http://localhost:${port} (pid ${process.pid})`,
+  );
+}
+
+void bootstrap();

@@ -1,0 +1,326 @@
+// The demo as a newcomer runs it: `node scripts/demo.mjs` (what `npm start` runs after building)
+// starts its own Azurite and three sample-app processes. Checked through what the user sees (the
+// printed lines), what they can do (HTTP, kill -9, Ctrl+C) and what is left afterwards (nothing).
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const TSC = join(ROOT, 'node_modules/.bin/tsc');
+
+// Azure leases last at least 15 s: a crash failover takes up to ~17 s, more on a loaded machine.
+const FAILOVER_TIMEOUT_MS = 60_000;
+const STARTUP_TIMEOUT_MS = 60_000;
+const EXIT_TIMEOUT_MS = 60_000;
+/** Longer than two cron periods (5 s): enough ticks to catch a second instance running the job. */
+const OBSERVE_MS = 11_000;
+
+interface Line {
+  text: string;
+  at: number;
+}
+
+/** One run of the demo, in its own process group as a shell job is, so "Ctrl+C" reaches them all. */
+class Demo {
+  readonly lines: Line[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+  private readonly waiters = new Set<() => void>();
+  private buffered = '';
+
+  constructor(args: string[]) {
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+    // The demo must start its own Azurite, whatever the developer's shell has configured.
+    delete env.AZURE_STORAGE_CONNECTION_STRING;
+    delete env.AZURE_STORAGE_ACCOUNT_URL;
+    delete env.ELECTION;
+    this.child = spawn(process.execPath, ['scripts/demo.mjs', ...args], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const collect = (chunk: Buffer) => {
+      this.buffered += chunk.toString();
+      const parts = this.buffered.split('\n');
+      this.buffered = parts.pop() ?? '';
+      for (const text of parts) this.lines.push({ text, at: Date.now() });
+      for (const wake of this.waiters) wake();
+    };
+    this.child.stdout?.on('data', collect);
+    this.child.stderr?.on('data', collect);
+    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => resolve({ code, signal })));
+    void this.exited.then(() => {
+      for (const wake of this.waiters) wake();
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid as number;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** What a terminal's Ctrl+C does: SIGINT to every process of the foreground job. */
+  interrupt(): void {
+    process.kill(-this.pid, 'SIGINT');
+  }
+
+  /** Test cleanup only: whatever is still running in the group. */
+  killGroup(): void {
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+
+  matches(pattern: RegExp, from = 0): RegExpExecArray[] {
+    return this.lines
+      .slice(from)
+      .map((line) => pattern.exec(line.text))
+      .filter((match): match is RegExpExecArray => match !== null);
+  }
+
+  /** Waits for a line matching `pattern` (at index `from` or later); returns its match and index. */
+  waitFor(pattern: RegExp, timeoutMs: number, from = 0): Promise<{ match: RegExpExecArray; index: number }> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        for (let index = from; index < this.lines.length; index++) {
+          const match = pattern.exec(this.lines[index].text);
+          if (match) return done(() => resolve({ match, index }));
+        }
+        if (!this.alive) done(() => reject(new Error(`demo exited before printing ${pattern}:\n${this.output()}`)));
+      };
+      const timer = setTimeout(
+        () => done(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms:\n${this.output()}`))),
+        timeoutMs,
+      );
+      const done = (settle: () => void) => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        settle();
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  output(): string {
+    return this.lines.map((line) => line.text).join('\n');
+  }
+}
+
+const UP = /^\S+ (instance-\d)\s+up on http:\/\/localhost:(\d+) \(pid (\d+)\)/;
+const AZURITE = /^\S+ azurite\s+blob service on http:\/\/127\.0\.0\.1:(\d+)\/\S+ \(pid (\d+)\)/;
+const CRON = /^\S+ (instance-\d)\s+⚙ cron job ran: report #\d+, fencing term (\d+)/;
+const ELECTED = /^\S+ (instance-\d)\s+★ elected leader, term (\d+)/;
+
+interface Instance {
+  name: string;
+  port: number;
+  pid: number;
+}
+
+async function waitForCluster(
+  demo: Demo,
+  count: number,
+): Promise<{ instances: Instance[]; azurite: { port: number; pid: number } }> {
+  const azurite = (await demo.waitFor(AZURITE, STARTUP_TIMEOUT_MS)).match;
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (demo.matches(UP).length < count) {
+    await demo.waitFor(UP, Math.max(1, deadline - Date.now()), demo.lines.length);
+  }
+  const instances = demo.matches(UP).map(([, name, port, pid]) => ({ name, port: Number(port), pid: Number(pid) }));
+  return { instances, azurite: { port: Number(azurite[1]), pid: Number(azurite[2]) } };
+}
+
+/** Three consecutive ports nobody listens on. */
+async function freePortBlock(size: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    // Below the kernel's ephemeral range (32768+), where the demo's Azurite gets its port.
+    const base = 20_000 + Math.floor(Math.random() * 12_000);
+    let free = true;
+    for (let port = base; port < base + size && free; port++) free = await portFree(port);
+    if (free) return base;
+  }
+  throw new Error('no block of free ports found');
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
+  });
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function expectNothingLeft(pids: number[], ports: number[]): Promise<void> {
+  // Exit is reported by the demo after it reaped every child, so nothing should need a grace period;
+  // a short one only absorbs the kernel freeing listening sockets.
+  const deadline = Date.now() + 5_000;
+  const leftovers = async () => ({
+    processes: pids.filter(processExists),
+    ports: (await Promise.all(ports.map(async (port) => ((await portFree(port)) ? null : port)))).filter(
+      (p) => p !== null,
+    ),
+  });
+  let left = await leftovers();
+  while ((left.processes.length > 0 || left.ports.length > 0) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    left = await leftovers();
+  }
+  expect(left).toEqual({ processes: [], ports: [] });
+}
+
+/** Rejects after `ms`; the timer is cleared either way, so Jest is not kept waiting for it. */
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message())), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function post(
+  port: number,
+  path: string,
+): Promise<{ status: number; leaderHeader: string | null; body: unknown }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method: 'POST',
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, leaderHeader: response.headers.get('x-leader-id'), body: await response.json() };
+}
+
+describe('demo (npm start)', () => {
+  const demos: Demo[] = [];
+
+  beforeAll(async () => {
+    // The first half of `npm start`: build the library, then the sample app against it.
+    for (const project of ['tsconfig.build.json', 'sample-app/tsconfig.json']) {
+      try {
+        await promisify(execFile)(TSC, ['-p', project], { cwd: ROOT });
+      } catch (error) {
+        // tsc reports type errors on stdout.
+        const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+        throw new Error(`tsc -p ${project} failed:\n${stdout}${stderr}`);
+      }
+    }
+  }, 180_000);
+
+  afterAll(() => {
+    for (const demo of demos) demo.killGroup();
+  });
+
+  it('elects one leader that alone runs the job, fails over on kill -9, and stops cleanly on Ctrl+C', async () => {
+    const basePort = await freePortBlock(3);
+    const demo = new Demo(['--port', String(basePort)]);
+    demos.push(demo);
+    const { instances, azurite } = await waitForCluster(demo, 3);
+    expect(instances.map((i) => i.port).sort()).toEqual([basePort, basePort + 1, basePort + 2]);
+
+    // Exactly one instance runs the cron job, always in the same term.
+    const first = await demo.waitFor(CRON, STARTUP_TIMEOUT_MS);
+    const leaderName = first.match[1];
+    const firstTerm = Number(first.match[2]);
+    await new Promise((resolve) => setTimeout(resolve, OBSERVE_MS));
+    const runs = demo.matches(CRON, first.index);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(runs.map((m) => `${m[1]} term ${m[2]}`))).toEqual(new Set([`${leaderName} term ${firstTerm}`]));
+
+    // The leader-only endpoint: 200 on the leader, 503 naming the leader on the two followers.
+    const answers = await Promise.all(
+      instances.map(async (i) => ({ name: i.name, ...(await post(i.port, '/jobs/run-now')) })),
+    );
+    expect(answers.filter((a) => a.status === 200).map((a) => a.name)).toEqual([leaderName]);
+    expect(answers.find((a) => a.status === 200)?.body).toMatchObject({
+      ranBy: leaderName,
+      term: firstTerm,
+      trigger: 'http',
+    });
+    for (const follower of answers.filter((a) => a.name !== leaderName)) {
+      expect(follower.status).toBe(503);
+      expect(follower.leaderHeader).toBe(leaderName);
+    }
+
+    // kill -9 the leader: once its lease expires another instance takes the job, with a higher term.
+    const leader = instances.find((i) => i.name === leaderName) as Instance;
+    const killedAt = demo.lines.length;
+    process.kill(leader.pid, 'SIGKILL');
+    const successorRun = await demo.waitFor(
+      new RegExp(`^\\S+ ((?!${leaderName}\\b)instance-\\d)\\s+⚙ cron job ran: report #\\d+, fencing term (\\d+)`),
+      FAILOVER_TIMEOUT_MS,
+      killedAt,
+    );
+    const successor = successorRun.match[1];
+    const newTerm = Number(successorRun.match[2]);
+    expect(newTerm).toBeGreaterThan(firstTerm);
+    expect(demo.matches(ELECTED, killedAt).map((m) => m[1])).toEqual([successor]);
+    await new Promise((resolve) => setTimeout(resolve, OBSERVE_MS));
+    const after = demo.matches(CRON, killedAt);
+    expect(new Set(after.map((m) => `${m[1]} term ${m[2]}`))).toEqual(new Set([`${successor} term ${newTerm}`]));
+
+    // Ctrl+C: the instances release and exit, then Azurite; exit code 0; no process, no port left.
+    demo.interrupt();
+    const exit = await withTimeout(
+      demo.exited,
+      EXIT_TIMEOUT_MS,
+      () => `demo still running after Ctrl+C:\n${demo.output()}`,
+    );
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(demo.output()).toMatch(new RegExp(`${successor}\\s+✗ no longer leader \\(term ${newTerm}\\): stopped`));
+    expect(demo.output()).toContain('all processes stopped.');
+    await expectNothingLeft(
+      [demo.pid, azurite.pid, ...instances.map((i) => i.pid)],
+      [azurite.port, ...instances.map((i) => i.port)],
+    );
+  }, 240_000);
+
+  it('--tour crashes the leader, stops its successor, prints both takeover times and exits 0', async () => {
+    const basePort = await freePortBlock(3);
+    const demo = new Demo(['--tour', '--port', String(basePort)]);
+    demos.push(demo);
+    const { instances, azurite } = await waitForCluster(demo, 3);
+    const exit = await withTimeout(demo.exited, 180_000, () => `tour did not finish:\n${demo.output()}`);
+    expect(exit).toEqual({ code: 0, signal: null });
+    const output = demo.output();
+    const failover = /crash failover \(kill -9 → new leader elected\)\s+([\d.]+) s/.exec(output);
+    const handover = /graceful handover \(SIGTERM → new leader elected\)\s+([\d.]+) s/.exec(output);
+    expect(failover).not.toBeNull();
+    expect(handover).not.toBeNull();
+    // Generous bounds, but they tell the two apart: a crash waits for the 15 s lease to expire
+    // (minus at most one 2.5 s renew interval); a graceful stop releases it at once.
+    expect(Number(failover?.[1])).toBeGreaterThan(10);
+    expect(Number(failover?.[1])).toBeLessThan(45);
+    expect(Number(handover?.[1])).toBeLessThan(10);
+    // Terms only grow: 1 at start, 2 after the crash, 3 after the handover.
+    const terms = demo.matches(ELECTED).map((m) => Number(m[2]));
+    expect(terms).toEqual([...terms].sort((a, b) => a - b));
+    expect(new Set(terms).size).toBe(terms.length);
+    expect(terms.length).toBeGreaterThanOrEqual(3);
+    await expectNothingLeft(
+      [demo.pid, azurite.pid, ...instances.map((i) => i.pid)],
+      [azurite.port, ...instances.map((i) => i.port)],
+    );
+  }, 240_000);
+});
