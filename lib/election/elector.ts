@@ -7,6 +7,7 @@ import {
   type LeaseStore,
   type LeaseStoreError,
   type LeaseWatch,
+  TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
 import { type Clock, type ClockTimer, systemClock, timeoutSignal } from './clock.js';
@@ -252,14 +253,19 @@ export class Elector {
 
   private async acquireOnce(): Promise<void> {
     const sentAt = this.clock.now();
-    const call = timeoutSignal(this.clock, this.callTimeoutMs, this.stopController.signal);
     try {
-      const result = await this.store.acquire({
-        election: this.election,
-        identity: this.identity,
-        leaseDurationMs: this.timings.leaseDurationMs,
-        signal: call.signal,
-      });
+      const result = await this.callStore(
+        this.callTimeoutMs,
+        (signal) =>
+          this.store.acquire({
+            election: this.election,
+            identity: this.identity,
+            leaseDurationMs: this.timings.leaseDurationMs,
+            signal,
+          }),
+        // An acquire we stopped waiting for may still have won: hand that lease back.
+        (late) => late.acquired && void this.releaseLease(late.lease),
+      );
       this.noteSuccess();
       if (!result.acquired) {
         this.observeLeader(result.holder);
@@ -272,9 +278,7 @@ export class Elector {
       }
       this.becomeLeader(result.lease, sentAt);
     } catch (error) {
-      this.noteFailure(toLeaseStoreError(error));
-    } finally {
-      call.dispose();
+      this.noteFailure(toLeaseStoreError(error), sentAt);
     }
   }
 
@@ -283,10 +287,11 @@ export class Elector {
     if (!lease || this.checkDeadline()) return;
     const sentAt = this.clock.now();
     this.lastRenewSentAt = sentAt;
-    // The call may not outlive our leadership: it aborts at the deadline at the latest.
-    const call = timeoutSignal(this.clock, this.deadline - sentAt, this.stopController.signal);
     try {
-      await this.store.renew(lease, { leaseDurationMs: this.timings.leaseDurationMs, signal: call.signal });
+      // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
+      await this.callStore(this.deadline - sentAt, (signal) =>
+        this.store.renew(lease, { leaseDurationMs: this.timings.leaseDurationMs, signal }),
+      );
       this.noteSuccess();
       if (this.lease !== lease || this.checkDeadline()) return;
       this.deadline = sentAt + this.timings.renewDeadlineMs;
@@ -295,19 +300,18 @@ export class Elector {
       this.events.next({ type: 'renewed', term: lease.term, validUntil: this.validUntil() });
     } catch (raw) {
       const error = toLeaseStoreError(raw);
-      if (this.lease !== lease) return;
       if (error.kind === 'lost') {
         this.noteSuccess();
+        if (this.lease !== lease) return;
         this.observedLeader = undefined;
         this.stepDown(messages.reasonLost, false);
         return;
       }
-      this.noteFailure(error, false);
-      if (!this.checkDeadline()) {
+      // Counted even when the deadline timer ended the term first: the store did fail.
+      this.noteFailure(error, sentAt, false);
+      if (this.lease === lease && !this.checkDeadline()) {
         this.logger.warn(messages.renewFailed(this.election, error.message, this.deadline - this.clock.now()));
       }
-    } finally {
-      call.dispose();
     }
   }
 
@@ -380,16 +384,47 @@ export class Elector {
   }
 
   private releaseLease(lease: Lease): Promise<void> {
-    const call = timeoutSignal(this.clock, this.callTimeoutMs);
-    const release = this.store
-      .release(lease, { signal: call.signal })
+    const release = this.callStore(
+      this.callTimeoutMs,
+      (signal) => this.store.release(lease, { signal }),
+      undefined,
+      false,
+    )
       .catch((raw) => this.logger.warn(messages.releaseFailed(this.election, toLeaseStoreError(raw).message)))
-      .finally(() => {
-        call.dispose();
-        this.releases.delete(release);
-      });
+      .finally(() => this.releases.delete(release));
     this.releases.add(release);
     return release;
+  }
+
+  /**
+   * One store call under a timeout (and under `stop()` unless `stoppable` is false). Stores should
+   * honour the signal; if one does not, we stop waiting at the timeout anyway, so a misbehaving
+   * store can stall neither the loop nor shutdown. `onLate` gets a result that came after that.
+   */
+  private callStore<T>(
+    timeoutMs: number,
+    call: (signal: AbortSignal) => Promise<T>,
+    onLate?: (value: T) => unknown,
+    stoppable = true,
+  ): Promise<T> {
+    const { signal, dispose } = timeoutSignal(
+      this.clock,
+      timeoutMs,
+      stoppable ? this.stopController.signal : undefined,
+    );
+    let gaveUp = false;
+    const answer = (async () => call(signal))();
+    const abandoned = new Promise<never>((_, reject) => {
+      const onAbort = () => {
+        gaveUp = true;
+        reject(new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason }));
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    answer.then((value) => gaveUp && onLate?.(value)).catch(() => undefined);
+    abandoned.catch(() => undefined);
+    return Promise.race([answer, abandoned]).finally(dispose);
   }
 
   private openWatch(): void {
@@ -416,10 +451,11 @@ export class Elector {
     this.consecutiveFailures = 0;
   }
 
-  private noteFailure(error: LeaseStoreError, log = true): void {
+  /** `sentAt`: when the failed call was sent, so "failing for" counts from the first failed attempt. */
+  private noteFailure(error: LeaseStoreError, sentAt: number, log = true): void {
     if (this.stopController.signal.aborted) return;
     const changed = error.kind !== this.lastError?.kind || error.message !== this.lastError?.message;
-    if (this.consecutiveFailures === 0) this.failingSince = this.clock.now();
+    if (this.consecutiveFailures === 0) this.failingSince = sentAt;
     this.consecutiveFailures += 1;
     this.lastError = error;
     if (!log) return;

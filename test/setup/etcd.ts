@@ -55,14 +55,22 @@ async function startOnce(binary: string): Promise<EtcdService> {
   const peer = `http://127.0.0.1:${peerPort}`;
   const dataDir = await mkdtemp(join(tmpdir(), 'etcd-test-'));
   const args = [
-    '--name', 'default',
-    '--data-dir', dataDir,
-    '--listen-client-urls', endpoint,
-    '--advertise-client-urls', endpoint,
-    '--listen-peer-urls', peer,
-    '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', `default=${peer}`,
-    '--log-level', 'error',
+    '--name',
+    'default',
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    endpoint,
+    '--advertise-client-urls',
+    endpoint,
+    '--listen-peer-urls',
+    peer,
+    '--initial-advertise-peer-urls',
+    peer,
+    '--initial-cluster',
+    `default=${peer}`,
+    '--log-level',
+    'error',
   ];
   const child = spawn(process.execPath, ['-e', SUPERVISOR, binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
@@ -92,10 +100,13 @@ async function waitHealthy(endpoint: string, child: ChildProcess, output: () => 
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output()}`);
+      throw new Error(
+        `etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output()}`,
+      );
     }
     if (await healthy(endpoint)) return;
-    if (Date.now() > deadline) throw new Error(`etcd was not healthy at ${endpoint} within ${START_TIMEOUT_MS} ms:\n${output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`etcd was not healthy at ${endpoint} within ${START_TIMEOUT_MS} ms:\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -174,7 +185,9 @@ function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

@@ -10,7 +10,8 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** The etcd the global setup started (see test/setup/etcd.ts). */
 export function etcdEndpoint(): string {
   const endpoint = process.env.ETCD_ENDPOINT;
-  if (!endpoint) throw new Error('ETCD_ENDPOINT is not set: run the tests through `npm test` (its global setup starts etcd)');
+  if (!endpoint)
+    throw new Error('ETCD_ENDPOINT is not set: run the tests through `npm test` (its global setup starts etcd)');
   return endpoint;
 }
 
@@ -31,7 +32,9 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

@@ -111,6 +111,53 @@ describe('Elector', () => {
     expect(store.calls.release).toBe(1);
   });
 
+  it('does not stall on a store that ignores its signal: it gives up at the deadline and keeps contending', async () => {
+    const store = new FaultInjectingStore(memory);
+    const a = elector('a', store);
+    const events = record(a);
+    await a.start();
+    store.set('hang-then-succeed', 'renew');
+    await clock.advance(2000);
+    expect(events).toContainEqual({ type: 'revoked', term: 1, reason: expect.stringContaining('deadline') });
+    await clock.advance(1000);
+    expect(store.calls.acquire).toBeGreaterThan(1); // the loop went on without the hung call
+    expect(a.isLeader()).toBe(true);
+    expect(a.term).toBe(2);
+    store.releaseHeld();
+  });
+
+  it('stop() returns even when the store ignores its signals', async () => {
+    const store = new FaultInjectingStore(memory);
+    const a = elector('a', store);
+    await a.start();
+    store.set('hang-then-succeed');
+    let stopped = false;
+    const stopping = a.stop().then(() => {
+      stopped = true;
+    });
+    await clock.advance(1499);
+    expect(stopped).toBe(false); // waiting for the release, up to its timeout
+    await clock.advance(1);
+    await stopping;
+    expect(a.state).toBe('stopped');
+    store.set('pass');
+    store.releaseHeld();
+  });
+
+  it('counts failing time from the first failed call, even when the deadline ends the term first', async () => {
+    const store = new FaultInjectingStore(memory);
+    const a = elector('a', store);
+    await a.start();
+    store.set('hang');
+    await clock.advance(2400); // first failed renew sent at +500
+    expect(a.isLeader()).toBe(false);
+    expect(a.status().consecutiveFailures).toBeGreaterThan(0);
+    expect(a.health().healthy).toBe(true);
+    await clock.advance(200);
+    expect(a.health()).toEqual({ healthy: false, reason: expect.stringContaining('store failing') });
+    await clock.advance(2000); // let the hanging release time out
+  });
+
   it('treats a clock jump past the deadline (a pause) as the end of leadership before any timer runs', async () => {
     const a = elector('a');
     const events = record(a);

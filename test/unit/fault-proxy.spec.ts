@@ -42,5 +42,38 @@ describe('FaultProxy', () => {
     proxy.set({ kind: 'pass' });
     expect(await get(proxy.port)).toBe(200);
     expect(proxy.requests).toBe(5); // a refused connection never carries a request
+    expect(proxy.log.map((call) => [call.mode, call.forwarded, call.status])).toEqual([
+      ['pass', true, 200],
+      ['status', false, 503],
+      ['blackhole', false, undefined],
+      ['latency', true, 200],
+      ['pass', true, 200],
+    ]);
+  });
+
+  it('names Azure Blob calls in its log and counts them, and opens a timed window', async () => {
+    const send = (method: string, path: string, headers: Record<string, string> = {}) =>
+      new Promise<void>((resolve) => {
+        const req = http.request({ host: '127.0.0.1', port: proxy.port, method, path, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        });
+        req.on('error', () => resolve());
+        req.end();
+      });
+    const from = Date.now();
+    await send('PUT', '/acct/c/b?comp=lease', { 'x-ms-lease-action': 'renew' });
+    await send('HEAD', '/acct/c/b');
+    await send('PUT', '/acct/c/b?comp=metadata');
+    await send('PUT', '/acct/c?restype=container');
+    await send('PUT', '/acct/c/b');
+    expect(proxy.counts(from)).toEqual({ 'lease:renew': 1, read: 1, metadata: 1, container: 1, upload: 1 });
+
+    const window = proxy.window({ kind: 'status', status: 500 }, 300);
+    expect(await get(proxy.port)).toBe(500);
+    const { from: opened, until } = await window;
+    expect(until - opened).toBeGreaterThanOrEqual(290);
+    expect(proxy.current).toEqual({ kind: 'pass' });
+    expect(await get(proxy.port)).toBe(200);
   });
 });

@@ -1,4 +1,4 @@
-import { checkLedger, type LedgerEntry } from '../support/ledger.js';
+import { checkContention, checkLedger, type LedgerEntry } from '../support/ledger.js';
 
 // The chaos checker must catch what it exists to catch: these cases prove it can fail.
 describe('chaos ledger checker', () => {
@@ -56,5 +56,19 @@ describe('chaos ledger checker', () => {
     const report = checkLedger([...term('a', 1, 100, 500, 500), ...term('b', 2, 2500, 9000)], 3000);
     expect(report.longestGapMs(0, 3000)).toBe(2000);
     expect(report.longestGapMs(0, 5000)).toBe(2000);
+  });
+
+  it('flags an instance that went quiet inside a window where it must contend', () => {
+    const calls = [0, 900, 1800, 2700, 6000, 6900].map((at) => ({ id: 'a', at }));
+    calls.push({ id: 'b', at: 100 });
+    expect(checkContention(calls, [{ id: 'a', from: 0, until: 7000 }], 1500)).toEqual([
+      expect.stringContaining('a made no store call for 3300 ms (from 2700 to 6000'),
+    ]);
+    // Silence outside the window (e.g. while SIGSTOPped) is fine; so is a short window.
+    expect(checkContention(calls, [{ id: 'a', from: 0, until: 2800 }, { id: 'a', from: 6000, until: 7000 }], 1500)).toEqual([]);
+    // A window with no call at all, longer than allowed, fails; b's one call does not count for a.
+    expect(checkContention(calls, [{ id: 'b', from: 200, until: 2000 }], 1500)).toEqual([
+      expect.stringContaining('b made no store call for 1800 ms'),
+    ]);
   });
 });

@@ -1,0 +1,57 @@
+// Public API. Drivers other than Azure live behind their own subpaths
+// (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
+// /terminus, so importing this file loads none of those optional peers.
+export type { Clock } from './election/clock.js';
+export {
+  Elector,
+  type ElectorHealth,
+  type ElectorLogger,
+  type ElectorOptions,
+  type ElectorState,
+  type ElectorStatus,
+  type LeadershipEvent,
+  type StopOptions,
+} from './election/elector.js';
+export { DEFAULT_TIMINGS, type ElectorTimings } from './election/elector-options.js';
+export {
+  type AcquireRequest,
+  type AcquireResult,
+  type CallOptions,
+  FatalLeaseStoreError,
+  type Lease,
+  type LeaseInfo,
+  LeaseLostError,
+  type LeaseStore,
+  LeaseStoreError,
+  type LeaseStoreErrorKind,
+  type LeaseStoreLimits,
+  type LeaseWatch,
+  type RenewOptions,
+  TransientLeaseStoreError,
+} from './stores/lease-store.js';
+export { InMemoryLeaseStore } from './stores/memory.store.js';
+export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
+// Nest integration
+export { LeaderElectionModule } from './leader-election.module.js';
+export type { LeaderElectionOptionsFactory } from './leader-election.module-definition.js';
+export {
+  type LeaderElectionState,
+  LeaderElectionService,
+  type LeaderElectionStatus,
+  type LeadershipTerm,
+} from './leader-election.service.js';
+export { LeaderOnly } from './leader-only.decorator.js';
+export { LeaderOnlyGuard, type NotLeaderResponseBody } from './leader-only.guard.js';
+export {
+  type ElectedHookEvent,
+  type LeaderChangedHookEvent,
+  OnElected,
+  OnLeaderChanged,
+  OnRevoked,
+  type RevokedHookEvent,
+} from './leadership-hooks.decorator.js';
+export type {
+  LeaderElectionModuleOptions,
+  LeaderOnlyGuardOptions,
+} from './interfaces/leader-election-options.interface.js';
+export { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';

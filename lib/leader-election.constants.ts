@@ -1,0 +1,25 @@
+/** Injection token of the module options (forRoot value or forRootAsync factory result). */
+export const LEADER_ELECTION_MODULE_OPTIONS = 'LEADER_ELECTION_MODULE_OPTIONS';
+
+/** Reflect-metadata key marking a `@LeaderOnly()` method (value: true). */
+export const LEADER_ONLY_METADATA = 'leader-election:leader-only';
+
+/** Reflect-metadata key listing the leadership hooks of a method (`'elected' | 'revoked' | 'leader-changed'`[]). */
+export const LEADERSHIP_HOOKS_METADATA = 'leader-election:hooks';
+
+/**
+ * Per-instance link from a provider/controller instance to the election of the app that owns it.
+ * The `@LeaderOnly()` wrapper lives on the shared class prototype, so it finds "its" app through
+ * the instance it is called on; a Symbol keeps the property out of JSON, spreads and `for…in`.
+ */
+export const LEADER_ELECTION_BINDING = Symbol('leader-election:binding');
+
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/**
+ * After the shutdown timeout, calls still running get this long (at most shutdownTimeoutMs) to react
+ * to their aborted signal before the lease is released; bounded so shutdown always completes.
+ */
+export const ABORT_GRACE_MS = 1_000;
+
+export const LOGGER_CONTEXT = 'LeaderElection';

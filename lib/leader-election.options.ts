@@ -1,0 +1,38 @@
+import type {
+  LeaderElectionModuleOptions,
+  LeaderOnlyGuardOptions,
+  ResolvedLeaderElectionOptions,
+} from './interfaces/leader-election-options.interface.js';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './leader-election.constants.js';
+import { messages } from './leader-election.messages.js';
+
+const GUARD_KEYS = ['exposeLeaderId', 'retryAfter'] as const satisfies readonly (keyof LeaderOnlyGuardOptions)[];
+
+/**
+ * Validate and default the module's own options (the Elector validates its own). Throws an error
+ * naming the option, so a misconfigured app fails at startup, not at the first shutdown or 503.
+ */
+export function resolveModuleOptions(options: LeaderElectionModuleOptions): ResolvedLeaderElectionOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(messages.optionNotObject('LeaderElectionModule options', options));
+  }
+  const { shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS, closeStoreOnShutdown = true, guard = {} } = options;
+  if (typeof shutdownTimeoutMs !== 'number' || !Number.isFinite(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
+    throw new RangeError(messages.optionNotNonNegative('shutdownTimeoutMs', shutdownTimeoutMs));
+  }
+  if (typeof closeStoreOnShutdown !== 'boolean') {
+    throw new TypeError(messages.optionNotBoolean('closeStoreOnShutdown', closeStoreOnShutdown));
+  }
+  if (guard === null || typeof guard !== 'object' || Array.isArray(guard)) {
+    throw new TypeError(messages.optionNotObject('guard', guard));
+  }
+  for (const key of Object.keys(guard)) {
+    if (!(GUARD_KEYS as readonly string[]).includes(key))
+      throw new TypeError(messages.optionUnknown(`guard.${key}`, GUARD_KEYS));
+  }
+  const { exposeLeaderId = true, retryAfter = true } = guard;
+  if (typeof exposeLeaderId !== 'boolean')
+    throw new TypeError(messages.optionNotBoolean('guard.exposeLeaderId', exposeLeaderId));
+  if (typeof retryAfter !== 'boolean') throw new TypeError(messages.optionNotBoolean('guard.retryAfter', retryAfter));
+  return { ...options, shutdownTimeoutMs, closeStoreOnShutdown, guard: { exposeLeaderId, retryAfter } };
+}

@@ -1,0 +1,253 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+  type OnModuleInit,
+} from '@nestjs/common';
+import {
+  defer,
+  distinctUntilChanged,
+  filter,
+  map,
+  merge,
+  type Observable,
+  Subject,
+  type Subscription,
+  startWith,
+} from 'rxjs';
+import { Elector, type ElectorHealth, type ElectorStatus, type LeadershipEvent } from './election/elector.js';
+import type { ElectorTimings } from './election/elector-options.js';
+import { InFlightTracker } from './in-flight.tracker.js';
+import type {
+  LeaderElectionModuleOptions,
+  ResolvedLeaderElectionOptions,
+} from './interfaces/leader-election-options.interface.js';
+import { ABORT_GRACE_MS, LOGGER_CONTEXT } from './leader-election.constants.js';
+import { messages } from './leader-election.messages.js';
+import { MODULE_OPTIONS_TOKEN } from './leader-election.module-definition.js';
+import { resolveModuleOptions } from './leader-election.options.js';
+
+/** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */
+export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
+
+/** A plain, JSON-able snapshot for status endpoints, logs and health checks. */
+export interface LeaderElectionStatus extends Omit<ElectorStatus, 'state'> {
+  state: LeaderElectionState;
+}
+
+/** One term of leadership: its fencing token and the signal that aborts when it ends. */
+export interface LeadershipTerm {
+  term: number;
+  signal: AbortSignal;
+}
+
+/**
+ * The application's view of its election: inject it anywhere (the module is global by default).
+ * Owns one {@link Elector}: starts it during module init, drains and releases on shutdown.
+ */
+@Injectable()
+export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown {
+  /** Emits the current value on subscription, then every change; completes when the app shuts down. */
+  readonly isLeader$: Observable<boolean>;
+
+  /** @internal Running `@LeaderOnly` calls: shutdown waits for them before releasing. */
+  readonly inFlight = new InFlightTracker();
+  /** @internal Running leadership-hook handlers (queue pumps): they get a grace after the abort. */
+  readonly hookCalls = new InFlightTracker();
+  /** @internal */
+  readonly options: ResolvedLeaderElectionOptions;
+
+  private readonly elector: Elector;
+  private readonly logger = new Logger(LOGGER_CONTEXT);
+  private readonly steppingDownChanges = new Subject<void>();
+  private steppingDown = false;
+  private shuttingDown?: Promise<void>;
+  private storeClosed = false;
+
+  constructor(@Inject(MODULE_OPTIONS_TOKEN) options: LeaderElectionModuleOptions) {
+    // Both validations throw here, during DI, so `compile()`/`init()` rejects naming the option.
+    this.options = resolveModuleOptions(options);
+    const { store, election, identity, leaseDurationMs, renewDeadlineMs, renewIntervalMs, retryIntervalMs } =
+      this.options;
+    this.elector = new Elector({
+      store,
+      election,
+      identity,
+      leaseDurationMs,
+      renewDeadlineMs,
+      renewIntervalMs,
+      retryIntervalMs,
+      logger: {
+        log: (message) => this.logger.log(message),
+        warn: (message) => this.logger.warn(message),
+        error: (message) => this.logger.error(message),
+        debug: (message) => this.logger.debug(message),
+      },
+    });
+    this.isLeader$ = defer(() =>
+      merge(
+        this.elector.events$.pipe(filter((event) => event.type === 'elected' || event.type === 'revoked')),
+        this.steppingDownChanges,
+      ).pipe(
+        map(() => this.isLeader()),
+        startWith(this.isLeader()),
+        distinctUntilChanged(),
+      ),
+    );
+  }
+
+  /** The election (lease) name. */
+  get election(): string {
+    return this.elector.election;
+  }
+
+  get identity(): string {
+    return this.elector.identity;
+  }
+
+  /** The current leader as last observed (ours while we hold the lease); undefined when unknown. */
+  get leaderId(): string | undefined {
+    return this.elector.leaderId;
+  }
+
+  /** Fencing token of our current term; undefined when not leading. */
+  get term(): number | undefined {
+    return this.elector.term;
+  }
+
+  /** Aborts the moment the current term ends; already aborted when not leading. */
+  get signal(): AbortSignal {
+    return this.elector.signal;
+  }
+
+  get events$(): Observable<LeadershipEvent> {
+    return this.elector.events$;
+  }
+
+  get timings(): Readonly<ElectorTimings> {
+    return this.elector.timings;
+  }
+
+  /** True while this instance holds the lease (before its deadline) and is not stepping down. */
+  isLeader(): boolean {
+    return !this.steppingDown && this.elector.isLeader();
+  }
+
+  /** True from the start of shutdown: no new leader-only work starts. */
+  get isSteppingDown(): boolean {
+    return this.steppingDown;
+  }
+
+  /**
+   * Resolves with the term once this instance leads (at once if it does). Rejects with the
+   * signal's reason when `signal` aborts, or when the app shuts down first.
+   */
+  waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm> {
+    return new Promise<LeadershipTerm>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      let settled = false;
+      let subscription: Subscription | undefined;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        subscription?.unsubscribe();
+        outcome();
+      };
+      const onAbort = () => settle(() => reject(signal?.reason));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      subscription = this.isLeader$.subscribe({
+        next: (leader) => {
+          const term = this.term;
+          if (leader && term !== undefined) settle(() => resolve({ term, signal: this.signal }));
+        },
+        complete: () => settle(() => reject(new Error(messages.waitStopped(this.election)))),
+      });
+      // The first value arrives during subscribe(), before `subscription` was assigned.
+      if (settled) subscription.unsubscribe();
+    });
+  }
+
+  /** Give up leadership now (the term's signal aborts) and sit out one round so another instance wins. */
+  resign(): Promise<void> {
+    return this.elector.resign();
+  }
+
+  status(): LeaderElectionStatus {
+    const status = this.elector.status();
+    const stepping = this.steppingDown && status.state !== 'stopped';
+    return { ...status, isLeader: this.isLeader(), state: stepping ? 'stepping-down' : status.state };
+  }
+
+  /** Unhealthy when the store refuses us, fails past the renew deadline, or the elector is not running. */
+  health(): ElectorHealth {
+    return this.elector.health();
+  }
+
+  async onModuleInit(): Promise<void> {
+    // The first acquire attempt completes here, before @nestjs/schedule mounts its timers in
+    // onApplicationBootstrap: an elected instance's @Timeout jobs then run instead of being skipped.
+    await this.elector.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.shutdown();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.shutdown();
+    if (!this.options.closeStoreOnShutdown || this.storeClosed) return;
+    this.storeClosed = true;
+    const { store } = this.options;
+    try {
+      await store.close?.();
+    } catch (error) {
+      this.logger.warn(messages.storeCloseFailed(this.election, store.name, errorMessage(error)));
+    }
+  }
+
+  /** Drain, then end the term and release: runs once, whichever hook gets here first. */
+  private shutdown(): Promise<void> {
+    this.shuttingDown ??= this.drainAndStop();
+    return this.shuttingDown;
+  }
+
+  private async drainAndStop(): Promise<void> {
+    const { shutdownTimeoutMs } = this.options;
+    // 1. Stop starting leader-only work: new ticks are skipped, the guard answers 503.
+    this.steppingDown = true;
+    this.steppingDownChanges.next();
+    // 2. Let running calls finish while the lease is still ours, up to shutdownTimeoutMs.
+    let stillRunning = 0;
+    if (this.inFlight.size > 0) {
+      this.logger.log(messages.drainWaiting(this.election, this.inFlight.size, shutdownTimeoutMs));
+      stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);
+    }
+    const graceMs = Math.min(ABORT_GRACE_MS, shutdownTimeoutMs);
+    if (stillRunning > 0) {
+      this.logger.warn(messages.drainTimedOut(this.election, stillRunning, shutdownTimeoutMs, graceMs));
+    }
+    // 3. End the term (signal aborts), give what still runs a short grace to notice, then release.
+    //    The elector bounds every store call itself, so this returns even if the store hangs.
+    try {
+      await this.elector.stop({
+        release: true,
+        beforeRelease: async () => {
+          const [calls, hooks] = await Promise.all([this.inFlight.whenIdle(graceMs), this.hookCalls.whenIdle(graceMs)]);
+          if (calls + hooks > 0) this.logger.warn(messages.stillRunningAtRelease(this.election, calls + hooks));
+        },
+      });
+    } finally {
+      this.steppingDownChanges.complete();
+    }
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

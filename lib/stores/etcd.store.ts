@@ -1,0 +1,431 @@
+// A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
+// users have installed the optional peer `etcd3`.
+import {
+  Etcd3,
+  EtcdAuthenticationFailedError,
+  EtcdError,
+  EtcdLeaseInvalidError,
+  EtcdPermissionDeniedError,
+  EtcdRoleNotGrantedError,
+  EtcdUserNotFoundError,
+  GRPCCancelledError,
+  GRPCUnauthenticatedError,
+  type IKeyValue,
+  type IOptions,
+  type Watcher,
+} from 'etcd3';
+import { messages } from '../leader-election.messages.js';
+import {
+  type AcquireRequest,
+  type AcquireResult,
+  type CallOptions,
+  FatalLeaseStoreError,
+  type Lease,
+  type LeaseInfo,
+  LeaseLostError,
+  type LeaseStore,
+  type LeaseStoreError,
+  type LeaseStoreLimits,
+  type LeaseWatch,
+  type RenewOptions,
+  TransientLeaseStoreError,
+} from './lease-store.js';
+
+const STORE = 'EtcdLeaseStore';
+const DEFAULT_PREFIX = 'leader-election/';
+const PREFIX = /^[\x21-\x7e]{0,200}$/;
+/** etcd lease ids are 64-bit integers; etcd3 passes them as decimal strings. */
+const LEASE_ID = /^[1-9][0-9]{0,19}$/;
+/** How long close() waits for in-flight clean-ups before closing the client anyway. */
+const CLOSE_GRACE_MS = 5_000;
+
+type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
+/**
+ * No retries and no circuit breaker for the client we open: the elector retries on its own
+ * schedule, and etcd3's default breaker would refuse every call for 5 s after 3 failures.
+ */
+const NO_POLICY = {
+  execute: (fn: (context: { signal: AbortSignal }) => unknown, signal?: AbortSignal) =>
+    Promise.resolve().then(() => fn({ signal: signal ?? new AbortController().signal })),
+} as unknown as Policy;
+
+export interface EtcdLeaseStoreOptions {
+  /** An existing etcd3 client. The store never closes it. */
+  client?: Etcd3;
+  /**
+   * Endpoint(s) (`http://host:2379`) or etcd3 options for a client the store opens (and closes in
+   * `close()`). Defaults added unless given: dial timeout 5 s, no client-side retries.
+   */
+  connection?: string | string[] | IOptions;
+  /**
+   * Prefix of the keys: `<prefix><election>` is the lease key, `<prefix><election>/term` records
+   * the last term. Default `leader-election/`.
+   */
+  keyPrefix?: string;
+  /** Upper bound of one gRPC call (its deadline), besides the caller's signal. Default 10000. */
+  callTimeoutMs?: number;
+}
+
+/**
+ * Leases as etcd leases: the election key is created only if absent (a transaction comparing its
+ * create revision with 0), attached to an etcd lease with a TTL, so etcd deletes it by itself
+ * when the holder stops renewing. The fencing token is the key's create revision, which strictly
+ * increases across holders. Renewal is one keep-alive sent by the elector itself (the etcd3
+ * client's automatic keep-alive reports a loss only after twice the TTL, far past our deadline).
+ * {@link watch} watches the key, so followers contend the moment it is deleted: released, or
+ * expired after a crash.
+ *
+ * etcd counts TTLs in whole seconds: lease durations are whole seconds from 2 s. The TTL is fixed
+ * when the lease is granted; a renewal asking for a longer duration reports the lease lost.
+ */
+export class EtcdLeaseStore implements LeaseStore {
+  readonly name = STORE;
+  readonly limits: LeaseStoreLimits = {
+    minLeaseDurationMs: 2_000,
+    maxLeaseDurationMs: 24 * 3_600_000,
+    leaseDurationStepMs: 1_000,
+    reason: messages.etcd.leaseDurationReason,
+  };
+
+  private readonly prefix: string;
+  private readonly callTimeoutMs: number;
+  private readonly userClient?: Etcd3;
+  private readonly connection?: IOptions;
+  private client?: Etcd3;
+  private readonly watchers = new Set<Watcher>();
+  /** Clean-ups of abandoned acquires; close() lets them finish before closing the client. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private closing?: Promise<void>;
+  private ended = false;
+
+  constructor(options: EtcdLeaseStoreOptions) {
+    if (!options?.client === !options?.connection) {
+      throw new TypeError(
+        messages.backend.clientOrConnection(STORE, 'an etcd3 Etcd3 client', 'endpoints or etcd3 options'),
+      );
+    }
+    const prefix = options.keyPrefix ?? DEFAULT_PREFIX;
+    if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
+      throw new TypeError(messages.backend.invalidPrefix(STORE, 'keyPrefix', prefix));
+    }
+    this.prefix = prefix;
+    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
+    this.userClient = options.client;
+    if (!options.client) {
+      const connection = options.connection as string | string[] | IOptions;
+      const config = typeof connection === 'string' || Array.isArray(connection) ? { hosts: connection } : connection;
+      this.connection = {
+        dialTimeout: 5_000,
+        ...config,
+        faultHandling: { host: () => NO_POLICY, global: NO_POLICY, ...config.faultHandling },
+      };
+    }
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const { election, identity, leaseDurationMs, signal } = request;
+    const key = this.key(election);
+    let granted: string | undefined;
+    const work = async (etcd: Etcd3, step: () => void): Promise<AcquireResult> => {
+      // Polling followers mostly find the key held: one read answers that without granting a lease.
+      const current = (await etcd.get(key).options(this.callOptions()).exec()).kvs[0];
+      if (current) return notAcquired(current);
+      step();
+      const lease = await etcd.leaseClient.leaseGrant(
+        { TTL: Math.ceil(leaseDurationMs / 1000), ID: 0 },
+        this.callOptions(),
+      );
+      granted = lease.ID;
+      step();
+      const txn = await etcd
+        .if(key, 'Create', '==', 0)
+        .then(
+          etcd
+            .put(key)
+            .value(JSON.stringify({ holder: identity }))
+            .lease(lease.ID),
+          // Written in the same revision as the key: it keeps the last term once the key is gone.
+          etcd.put(this.termKey(election)).value(JSON.stringify({ holder: identity })),
+        )
+        .else(etcd.get(key))
+        .options(this.callOptions())
+        .commit();
+      if (txn.succeeded) {
+        return {
+          acquired: true,
+          lease: { election, holder: identity, leaseId: lease.ID, term: Number(txn.header.revision) },
+        };
+      }
+      // Someone created the key between our read and the transaction: our lease guards nothing.
+      this.revokeLater(lease.ID);
+      const winner = txn.responses[0]?.response_range?.kvs[0];
+      return winner ? notAcquired(winner) : { acquired: false };
+    };
+    // Aborted: whatever the transaction did (it may still succeed), revoking the lease we were
+    // granted undoes it, since the key lives only as long as that lease.
+    return this.run(signal, work, async () => {
+      if (granted) await this.revoke(granted);
+    });
+  }
+
+  async renew(lease: Lease, options: RenewOptions): Promise<void> {
+    throwIfAborted(options.signal);
+    // Not an etcd lease id at all: certainly not a lease we were granted.
+    if (!LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(messages.leaseLost(lease.election));
+    const key = this.key(lease.election);
+    const renewed = await this.run(options.signal, async (etcd) => {
+      // Both in parallel: the keep-alive extends the TTL if the lease lives; the read proves the
+      // key is still attached to it (a lease outliving its key guards nothing).
+      const [ttl, current] = await Promise.all([
+        this.keepAliveOnce(etcd, lease.leaseId, options.signal),
+        etcd.get(key).options(this.callOptions()).exec(),
+      ]);
+      const kv = current.kvs[0];
+      // etcd fixes the TTL when the lease is granted. Asked for more than that, the lease would end
+      // before the caller expects: report it lost, so the next acquire grants the longer TTL.
+      const longEnough = ttl * 1000 >= options.leaseDurationMs;
+      return longEnough && kv?.lease === lease.leaseId && kv.create_revision === String(lease.term);
+    });
+    if (!renewed) {
+      this.revokeLater(lease.leaseId);
+      throw new LeaseLostError(messages.leaseLost(lease.election));
+    }
+  }
+
+  async release(lease: Lease, options: CallOptions): Promise<void> {
+    throwIfAborted(options.signal);
+    if (!LEASE_ID.test(lease.leaseId)) return;
+    const key = this.key(lease.election);
+    await this.run(options.signal, async (etcd, step) => {
+      await etcd
+        .if(key, 'Lease', '==', lease.leaseId)
+        .and(key, 'Create', '==', lease.term)
+        .then(etcd.delete().key(key))
+        .options(this.callOptions())
+        .commit();
+      step();
+      // Our lease guards nothing any more (the key was ours and is gone, or was not ours at all):
+      // revoking it affects no one else and frees it on the server.
+      await this.revoke(lease.leaseId);
+    });
+  }
+
+  async read(election: string, options: CallOptions): Promise<LeaseInfo> {
+    return this.run(options.signal, async (etcd, step) => {
+      const current = (await etcd.get(this.key(election)).options(this.callOptions()).exec()).kvs[0];
+      if (current) return { held: true, holder: holderOf(current), term: Number(current.create_revision) };
+      step();
+      const last = (await etcd.get(this.termKey(election)).options(this.callOptions()).exec()).kvs[0];
+      return { held: false, term: last ? Number(last.mod_revision) : 0 };
+    });
+  }
+
+  watch(election: string, onMayBeFree: () => void): LeaseWatch {
+    let watcher: Watcher | undefined;
+    let closed = false;
+    const opened = this.getClient()
+      .then((etcd) => {
+        if (closed) return;
+        watcher = etcd.watch().key(this.key(election)).only('delete').watcher();
+        this.watchers.add(watcher);
+        let connectedBefore = false;
+        // After a reconnect etcd3 resumes from the last revision seen, but a spurious wake is cheap.
+        watcher.on('connected', () => {
+          if (connectedBefore) onMayBeFree();
+          connectedBefore = true;
+        });
+        watcher.on('delete', () => onMayBeFree());
+        // Best effort: etcd3 reconnects the watch stream itself; polling covers the gap.
+        watcher.on('error', () => undefined);
+      })
+      .catch(() => undefined);
+    return {
+      close: async () => {
+        closed = true;
+        await opened;
+        if (!watcher) return;
+        this.watchers.delete(watcher);
+        await watcher.cancel().catch(() => undefined);
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.watchers].map((watcher) => watcher.cancel()));
+      this.watchers.clear();
+      await settleWithin([...this.pending], CLOSE_GRACE_MS);
+      this.ended = true;
+      // Only our own client: a client the user passed in stays theirs.
+      if (this.client !== this.userClient) this.client?.close();
+    })();
+    return this.closing;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private key(election: string): string {
+    return `${this.prefix}${election}`;
+  }
+
+  private termKey(election: string): string {
+    return `${this.prefix}${election}/term`;
+  }
+
+  /** A deadline for one gRPC call, so nothing we abandon lingers on the channel for long. */
+  private callOptions(): { deadline: Date } {
+    return { deadline: new Date(Date.now() + this.callTimeoutMs) };
+  }
+
+  /** One keep-alive on a stream of its own; resolves the TTL etcd answered (0: lease gone). */
+  private async keepAliveOnce(etcd: Etcd3, leaseId: string, signal: AbortSignal): Promise<number> {
+    const stream = await etcd.leaseClient.leaseKeepAlive(this.callOptions());
+    const cancel = () => stream.cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    try {
+      return await new Promise<number>((resolve, reject) => {
+        stream.on('data', (response: { TTL: string }) => resolve(Number(response.TTL)));
+        stream.on('error', reject);
+        stream.on('end', () => reject(new GRPCCancelledError('keep-alive stream ended')));
+        stream.write({ ID: leaseId });
+      });
+    } finally {
+      signal.removeEventListener('abort', cancel);
+      stream.end();
+    }
+  }
+
+  private async revoke(leaseId: string): Promise<void> {
+    const etcd = await this.getClient();
+    try {
+      await etcd.leaseClient.leaseRevoke({ ID: leaseId }, this.callOptions());
+    } catch (error) {
+      // Already expired or revoked: that is what we wanted.
+      if (!(error instanceof EtcdLeaseInvalidError)) throw error;
+    }
+  }
+
+  /** Best effort, in the background: a lease we failed to revoke still expires after its TTL. */
+  private revokeLater(leaseId: string): void {
+    const cleanup = this.revoke(leaseId)
+      .catch(() => undefined)
+      .finally(() => this.pending.delete(cleanup));
+    this.pending.add(cleanup);
+  }
+
+  /**
+   * Run `work` bounded by `signal`: the call settles on abort, `step()` refuses to start another
+   * request after it, and `onAbandoned` runs once the abandoned work has ended, whatever its outcome.
+   */
+  private async run<T>(
+    signal: AbortSignal,
+    work: (etcd: Etcd3, step: () => void) => Promise<T>,
+    onAbandoned?: () => Promise<unknown>,
+  ): Promise<T> {
+    throwIfAborted(signal);
+    const running = this.getClient().then((etcd) => work(etcd, () => throwIfAborted(signal)));
+    // Only an abandoned acquire needs undoing; other calls are simply left to finish.
+    const abandon =
+      onAbandoned &&
+      (() => {
+        const cleanup = running
+          .catch(() => undefined)
+          .then(onAbandoned)
+          .catch(() => undefined)
+          .finally(() => this.pending.delete(cleanup));
+        this.pending.add(cleanup);
+      });
+    try {
+      return await untilAborted(signal, running, abandon);
+    } catch (error) {
+      throw this.classify(error);
+    }
+  }
+
+  private async getClient(): Promise<Etcd3> {
+    if (this.ended) throw new TransientLeaseStoreError(messages.backend.closed(STORE));
+    this.client ??= this.userClient ?? new Etcd3(this.connection);
+    return this.client;
+  }
+
+  private classify(error: unknown): LeaseStoreError {
+    if (error instanceof TransientLeaseStoreError || error instanceof FatalLeaseStoreError) return error;
+    if (error instanceof Error) {
+      if (error instanceof EtcdPermissionDeniedError || error instanceof EtcdRoleNotGrantedError) {
+        return new FatalLeaseStoreError(messages.etcd.permissionDenied(this.prefix), { cause: error });
+      }
+      if (
+        error instanceof EtcdAuthenticationFailedError ||
+        error instanceof GRPCUnauthenticatedError ||
+        error instanceof EtcdUserNotFoundError
+      ) {
+        return new FatalLeaseStoreError(messages.etcd.authFailed(error.constructor.name), { cause: error });
+      }
+      if (
+        /etcdserver: (user name is empty|authentication is not enabled|invalid auth management)/.test(error.message)
+      ) {
+        return new FatalLeaseStoreError(messages.etcd.authFailed('authentication not enabled'), { cause: error });
+      }
+      if (error instanceof EtcdError) {
+        return new TransientLeaseStoreError(messages.backend.failed(STORE, error.constructor.name), { cause: error });
+      }
+    }
+    const name = error instanceof Error ? error.constructor.name : 'unknown error';
+    return new TransientLeaseStoreError(messages.backend.unreachable(STORE, name), { cause: error });
+  }
+}
+
+// ---- helpers ------------------------------------------------------------------------------------
+
+function notAcquired(kv: IKeyValue): AcquireResult {
+  return { acquired: false, holder: holderOf(kv), term: Number(kv.create_revision) };
+}
+
+function holderOf(kv: IKeyValue): string | undefined {
+  try {
+    const holder = (JSON.parse(kv.value.toString()) as { holder?: unknown }).holder;
+    return typeof holder === 'string' ? holder : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function settleWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([Promise.allSettled(work), timeout]);
+  clearTimeout(timer);
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });
+}
+
+/**
+ * `work`, or a TransientLeaseStoreError as soon as `signal` aborts. Work abandoned that way still
+ * runs to its end: `onAbandoned` (called at the abort) is where a late success gets undone.
+ */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>, onAbandoned?: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason }));
+      onAbandoned?.();
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,380 @@
+import { randomUUID } from 'node:crypto';
+// A static import is fine here: this file is reachable only through the `/mysql` subpath, whose
+// users have installed the optional peer `mysql2`.
+import mysql, { type Pool, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
+import { messages } from '../leader-election.messages.js';
+import {
+  type AcquireRequest,
+  type AcquireResult,
+  type CallOptions,
+  FatalLeaseStoreError,
+  type Lease,
+  type LeaseInfo,
+  LeaseLostError,
+  type LeaseStore,
+  type LeaseStoreError,
+  type LeaseStoreLimits,
+  type RenewOptions,
+  TransientLeaseStoreError,
+} from './lease-store.js';
+
+const STORE = 'MySqlLeaseStore';
+const DEFAULT_TABLE = 'leader_election_leases';
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** How long close() waits for in-flight clean-ups before ending the pool anyway. */
+const CLOSE_GRACE_MS = 5_000;
+
+/**
+ * The table the store uses, for a migration when the application's account may not create tables
+ * (then pass `createTable: false`). Grant the account SELECT, INSERT, UPDATE on it.
+ *
+ * `expires_at` holds UTC (`UTC_TIMESTAMP(3)`), never `NOW()`: NOW() follows each session's
+ * time_zone, and two replicas with different session time zones would disagree about expiry.
+ * The binary collation keeps election names case-sensitive, as everywhere else.
+ */
+export function mysqlLeaseTableSql(table = DEFAULT_TABLE): string {
+  return `CREATE TABLE IF NOT EXISTS ${quote(table)} (
+  election   VARCHAR(200) NOT NULL,
+  holder     VARCHAR(256) NOT NULL,
+  lease_id   CHAR(36)     NOT NULL,
+  term       BIGINT       NOT NULL,
+  expires_at DATETIME(3)  NOT NULL,
+  PRIMARY KEY (election)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+}
+
+/** {@link mysqlLeaseTableSql} for the default table `leader_election_leases`. */
+export const MYSQL_LEASE_TABLE_SQL = mysqlLeaseTableSql();
+
+export interface MySqlLeaseStoreOptions {
+  /** An existing mysql2 pool from `mysql2/promise`. The store never closes it. */
+  client?: Pool;
+  /**
+   * Connection URL or pool settings for a pool the store opens (and closes in `close()`).
+   * Defaults added unless given: connect timeout 5 s, 4 connections, TCP keep-alive.
+   */
+  connection?: string | PoolOptions;
+  /** Table with one row per election, in the connection's database. Default `leader_election_leases`. */
+  table?: string;
+  /** Create the table on first use when it is missing (default true). */
+  createTable?: boolean;
+  /** Client-side bound of one statement (mysql2 then drops the connection). Default 10000. */
+  queryTimeoutMs?: number;
+}
+
+interface StateRow extends RowDataPacket {
+  holder: string;
+  term: number | string;
+  held: number | string | null;
+}
+
+interface MineRow extends RowDataPacket {
+  holder: string;
+  term: number | string;
+  mine: number | string | null;
+}
+
+/**
+ * Leases as rows of a MySQL / MariaDB table. A free or expired row is taken over by one
+ * `INSERT … ON DUPLICATE KEY UPDATE` whose every assignment is conditional on
+ * `expires_at <= UTC_TIMESTAMP(3)`: the server's clock is the only time source, the row lock makes
+ * it atomic, and the term is a per-row counter bumped on every takeover. MySQL has no push
+ * notification, so followers poll.
+ *
+ * Permissions: SELECT, INSERT, UPDATE on the table, plus CREATE on the database the first time
+ * unless the table was created beforehand ({@link mysqlLeaseTableSql}).
+ */
+export class MySqlLeaseStore implements LeaseStore {
+  readonly name = STORE;
+  readonly limits: LeaseStoreLimits = {
+    minLeaseDurationMs: 1_000,
+    maxLeaseDurationMs: 24 * 3_600_000,
+    reason: messages.backend.shortLeaseReason('MySQL'),
+  };
+
+  private readonly table: string;
+  private readonly tableName: string;
+  private readonly createTable: boolean;
+  private readonly queryTimeoutMs: number;
+  private readonly userPool?: Pool;
+  private readonly connection?: PoolOptions;
+  private pool?: Pool;
+  private tableReady?: Promise<void>;
+  /** Clean-ups of abandoned acquires; close() lets them finish before ending the pool. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private closing?: Promise<void>;
+  private ended = false;
+
+  constructor(options: MySqlLeaseStoreOptions) {
+    if (!options?.client === !options?.connection) {
+      throw new TypeError(
+        messages.backend.clientOrConnection(STORE, 'a mysql2/promise Pool', 'a mysql2 PoolOptions or URL'),
+      );
+    }
+    this.tableName = options.table ?? DEFAULT_TABLE;
+    if (typeof this.tableName !== 'string' || !IDENTIFIER.test(this.tableName)) {
+      throw new TypeError(messages.backend.invalidIdentifier(STORE, 'table', this.tableName, 64));
+    }
+    this.table = quote(this.tableName);
+    this.createTable = options.createTable ?? true;
+    this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
+    this.userPool = options.client;
+    if (!options.client) {
+      const config = typeof options.connection === 'string' ? { uri: options.connection } : options.connection;
+      this.connection = { connectTimeout: 5_000, connectionLimit: 4, enableKeepAlive: true, ...config };
+    }
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const { election, identity, leaseDurationMs, signal } = request;
+    const leaseId = randomUUID();
+    const work = async (step: Step): Promise<AcquireResult> => {
+      // Polling followers mostly find the lease held: one plain read answers that without a lock.
+      const [current] = await step<StateRow>(
+        `SELECT holder, term, expires_at > UTC_TIMESTAMP(3) AS held FROM ${this.table} WHERE election = ?`,
+        [election],
+      );
+      if (current && Number(current.held) === 1) {
+        return { acquired: false, holder: current.holder, term: Number(current.term) };
+      }
+      // `expires_at` is assigned last: MySQL evaluates the assignments left to right, so every
+      // condition before it still sees the old expiry.
+      await step(
+        `INSERT INTO ${this.table} (election, holder, lease_id, term, expires_at)
+         VALUES (?, ?, ?, 1, TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(3)))
+         ON DUPLICATE KEY UPDATE
+           holder = IF(expires_at <= UTC_TIMESTAMP(3), VALUES(holder), holder),
+           lease_id = IF(expires_at <= UTC_TIMESTAMP(3), VALUES(lease_id), lease_id),
+           term = IF(expires_at <= UTC_TIMESTAMP(3), term + 1, term),
+           expires_at = IF(expires_at <= UTC_TIMESTAMP(3), VALUES(expires_at), expires_at)`,
+        [election, identity, leaseId, leaseDurationMs],
+      );
+      // Our lease id is fresh: finding it in the row is the proof we took it (affectedRows is not,
+      // as its meaning depends on the connection's FOUND_ROWS flag).
+      const [row] = await step<MineRow>(
+        `SELECT holder, term, lease_id = ? AS mine FROM ${this.table} WHERE election = ?`,
+        [leaseId, election],
+      );
+      if (row && Number(row.mine) === 1) {
+        return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
+      }
+      return row ? { acquired: false, holder: row.holder, term: Number(row.term) } : { acquired: false };
+    };
+    // Aborted, yet the upsert may still land: hand back whatever it took, by our fresh lease id.
+    return this.run(signal, work, () => this.releaseRow(election, leaseId, undefined, leaseDurationMs));
+  }
+
+  async renew(lease: Lease, options: RenewOptions): Promise<void> {
+    const mine = `election = ? AND lease_id = ? AND term = ? AND expires_at > UTC_TIMESTAMP(3)`;
+    const ours = [lease.election, lease.leaseId, lease.term];
+    const renewed = await this.run(options.signal, async (step) => {
+      const result = await step(
+        `UPDATE ${this.table} SET expires_at = TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(3)) WHERE ${mine}`,
+        [options.leaseDurationMs, ...ours],
+      );
+      if (affectedRows(result) > 0) return true;
+      // Without FOUND_ROWS a renewal in the same millisecond changes nothing and counts 0 rows.
+      return (await step(`SELECT 1 AS ok FROM ${this.table} WHERE ${mine}`, ours)).length > 0;
+    });
+    if (!renewed) throw new LeaseLostError(messages.leaseLost(lease.election));
+  }
+
+  async release(lease: Lease, options: CallOptions): Promise<void> {
+    await this.run(options.signal, (step) => this.releaseStep(step, lease.election, lease.leaseId, lease.term));
+  }
+
+  async read(election: string, options: CallOptions): Promise<LeaseInfo> {
+    const [row] = await this.run(options.signal, (step) =>
+      step<StateRow>(
+        `SELECT holder, term, expires_at > UTC_TIMESTAMP(3) AS held FROM ${this.table} WHERE election = ?`,
+        [election],
+      ),
+    );
+    if (!row) return { held: false, term: 0 };
+    const term = Number(row.term);
+    return Number(row.held) === 1 ? { held: true, holder: row.holder, term } : { held: false, term };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await settleWithin([...this.pending], CLOSE_GRACE_MS);
+      this.ended = true;
+      // Only our own pool: a pool the user passed in stays theirs.
+      await this.pool?.end().catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  /** Conditional on lease id and (when known) term, so it never releases a later holder's row. */
+  private releaseStep(step: Step, election: string, leaseId: string, term: number | undefined): Promise<unknown> {
+    return step(
+      `UPDATE ${this.table} SET expires_at = '1970-01-01 00:00:00'
+       WHERE election = ? AND lease_id = ? AND (? IS NULL OR term = ?) AND expires_at > UTC_TIMESTAMP(3)`,
+      [election, leaseId, term ?? null, term ?? null],
+    );
+  }
+
+  /** Release of an acquire we stopped waiting for, by lease id alone; moot once the lease expired. */
+  private releaseRow(election: string, leaseId: string, term: number | undefined, leaseDurationMs: number) {
+    return this.run(AbortSignal.timeout(leaseDurationMs), (step) => this.releaseStep(step, election, leaseId, term));
+  }
+
+  /**
+   * Run `work` bounded by `signal`. mysql2 cannot cancel a statement, so the call settles on abort
+   * while the statement in flight finishes in the background; `step` refuses to send another one
+   * after the abort, and `onAbandoned` runs once the work has ended, whatever its outcome.
+   */
+  private async run<T>(signal: AbortSignal, work: (step: Step) => Promise<T>, onAbandoned?: () => Promise<unknown>) {
+    throwIfAborted(signal);
+    const step: Step = async <R>(sql: string, values: unknown[]) => {
+      throwIfAborted(signal);
+      return (await this.query(sql, values)) as R[];
+    };
+    const running = work(step);
+    // Only an abandoned acquire needs undoing; other calls are simply left to finish.
+    const abandon =
+      onAbandoned &&
+      (() => {
+        const cleanup = running
+          .catch(() => undefined)
+          .then(onAbandoned)
+          .catch(() => undefined)
+          .finally(() => this.pending.delete(cleanup));
+        this.pending.add(cleanup);
+      });
+    try {
+      return await untilAborted(signal, running, abandon);
+    } catch (error) {
+      throw this.classify(error);
+    }
+  }
+
+  /** One statement; a missing table is created once and the statement retried. */
+  private async query(sql: string, values: unknown[]): Promise<unknown> {
+    const pool = await this.getPool();
+    const options = { sql, values, timeout: this.queryTimeoutMs, rowsAsArray: false };
+    try {
+      return (await pool.query(options))[0];
+    } catch (error) {
+      if (!this.createTable || code(error) !== 'ER_NO_SUCH_TABLE') throw error;
+      await this.ensureTable(pool);
+      return (await pool.query(options))[0];
+    }
+  }
+
+  private ensureTable(pool: Pool): Promise<void> {
+    this.tableReady ??= pool.query({ sql: mysqlLeaseTableSql(this.tableName), timeout: this.queryTimeoutMs }).then(
+      () => undefined,
+      (error: unknown) => {
+        this.tableReady = undefined;
+        throw error;
+      },
+    );
+    return this.tableReady;
+  }
+
+  private async getPool(): Promise<Pool> {
+    if (this.ended) throw new TransientLeaseStoreError(messages.backend.closed(STORE));
+    if (this.userPool) return this.userPool;
+    this.pool ??= mysql.createPool(this.connection as PoolOptions);
+    return this.pool;
+  }
+
+  private classify(error: unknown): LeaseStoreError {
+    if (error instanceof TransientLeaseStoreError || error instanceof FatalLeaseStoreError) return error;
+    const errorCode = code(error);
+    const fatal = (message: string) => new FatalLeaseStoreError(message, { cause: error });
+    switch (errorCode) {
+      case 'ER_ACCESS_DENIED_ERROR':
+      case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
+      case 'ER_NOT_SUPPORTED_AUTH_MODE':
+      case 'ER_ACCOUNT_HAS_BEEN_LOCKED':
+      case 'ER_MUST_CHANGE_PASSWORD_LOGIN':
+      case 'AUTH_SWITCH_PLUGIN_ERROR':
+        return fatal(messages.mysql.authFailed(errorCode));
+      case 'ER_DBACCESS_DENIED_ERROR':
+        return fatal(messages.mysql.databaseDenied);
+      case 'ER_BAD_DB_ERROR':
+        return fatal(messages.mysql.databaseMissing);
+      case 'ER_NO_DB_ERROR':
+        return fatal(messages.mysql.noDatabase);
+      case 'ER_TABLEACCESS_DENIED_ERROR':
+      case 'ER_COLUMNACCESS_DENIED_ERROR':
+      case 'ER_SPECIFIC_ACCESS_DENIED_ERROR':
+        return fatal(messages.mysql.permissionDenied(this.table, errorCode, this.createTable));
+      case 'ER_NO_SUCH_TABLE':
+        return fatal(messages.mysql.tableMissing(this.table));
+      case 'ER_BAD_FIELD_ERROR':
+      case 'ER_WRONG_VALUE_COUNT_ON_ROW':
+      case 'ER_TRUNCATED_WRONG_VALUE':
+        return fatal(messages.mysql.incompatibleTable(this.table, errorCode));
+    }
+    // Server errors carry a numeric errno; anything else is the client failing to talk to it.
+    if (errorCode && typeof (error as { errno?: unknown }).errno === 'number' && errorCode.startsWith('ER_')) {
+      return new TransientLeaseStoreError(messages.backend.failed(STORE, errorCode), { cause: error });
+    }
+    return new TransientLeaseStoreError(messages.backend.unreachable(STORE, errorCode ?? errorName(error)), {
+      cause: error,
+    });
+  }
+}
+
+type Step = <R = unknown>(sql: string, values: unknown[]) => Promise<R[]>;
+
+function affectedRows(result: unknown): number {
+  return Number((result as unknown as { affectedRows?: number }).affectedRows ?? 0);
+}
+
+function quote(name: string): string {
+  return `\`${name}\``;
+}
+
+function code(error: unknown): string | undefined {
+  const value = (error as { code?: unknown } | undefined)?.code;
+  return typeof value === 'string' ? value : undefined;
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : 'unknown error';
+}
+
+async function settleWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([Promise.allSettled(work), timeout]);
+  clearTimeout(timer);
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });
+}
+
+/**
+ * `work`, or a TransientLeaseStoreError as soon as `signal` aborts. Work abandoned that way still
+ * runs to its end: `onAbandoned` (called at the abort) is where a late success gets undone.
+ */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>, onAbandoned?: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      reject(new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason }));
+      onAbandoned?.();
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

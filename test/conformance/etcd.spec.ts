@@ -1,0 +1,181 @@
+// EtcdLeaseStore against the etcd the global setup started (ETCD_ENDPOINT): the shared conformance
+// and push suites, then what is specific to it: key and lease layout, whole-second limits, push on
+// expiry, clients it must not close, auth and network failures.
+import { randomBytes } from 'node:crypto';
+import { Etcd3 } from 'etcd3';
+import { Elector } from '../../lib/election/elector.js';
+import { EtcdLeaseStore } from '../../lib/stores/etcd.store.js';
+import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { etcdEndpoint, freePort, silentServer, uniqueName } from '../setup/servers.js';
+import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { describePushHandoverConformance } from './push.conformance.js';
+
+/** etcd's smallest lease with default server settings (see EtcdLeaseStore.limits). */
+const LEASE_MS = 2_000;
+/** Every key of this run starts with this, so parallel runs never meet and clean-up is one call. */
+const runPrefix = `${uniqueName('le_etcd')}/`;
+const prefix = `${runPrefix}main/`;
+
+const signal = (ms = 10_000) => AbortSignal.timeout(ms);
+const quietLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+async function withEtcd<T>(work: (etcd: Etcd3) => Promise<T>): Promise<T> {
+  const etcd = new Etcd3({ hosts: etcdEndpoint() });
+  try {
+    return await work(etcd);
+  } finally {
+    etcd.close();
+  }
+}
+
+afterAll(async () => {
+  await withEtcd((etcd) => etcd.delete().prefix(runPrefix).exec());
+});
+
+describeLeaseStoreConformance('EtcdLeaseStore', () => ({
+  leaseDurationMs: LEASE_MS,
+  createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
+  createStoreInFreshNamespace: () =>
+    new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}/` }),
+}));
+
+describePushHandoverConformance('EtcdLeaseStore', () => ({
+  leaseDurationMs: LEASE_MS,
+  createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}push/` }),
+}));
+
+describe('EtcdLeaseStore specifics', () => {
+  const stores: LeaseStore[] = [];
+  const store = (options: ConstructorParameters<typeof EtcdLeaseStore>[0]) => {
+    const created = new EtcdLeaseStore(options);
+    stores.push(created);
+    return created;
+  };
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close?.()));
+  });
+
+  it('keeps the lease as <prefix><election> attached to an etcd lease; the term is its create revision', async () => {
+    const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const election = `layout-${randomBytes(4).toString('hex')}`;
+    const result = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!result.acquired) throw new Error('not acquired');
+    await withEtcd(async (etcd) => {
+      const kv = (await etcd.get(`${prefix}${election}`).exec()).kvs[0];
+      expect(kv?.lease).toBe(result.lease.leaseId);
+      expect(Number(kv?.create_revision)).toBe(result.lease.term);
+      expect(JSON.parse(kv?.value.toString() ?? '{}')).toEqual({ holder: 'a' });
+      const ttl = await etcd.leaseClient.leaseTimeToLive({ ID: result.lease.leaseId, keys: false });
+      expect(Number(ttl.grantedTTL)).toBe(LEASE_MS / 1000);
+    });
+    await s.release(result.lease, { signal: signal() });
+    await withEtcd(async (etcd) => {
+      expect(await etcd.get(`${prefix}${election}`).exec()).toMatchObject({ kvs: [] });
+      // Released means revoked: nothing is left for etcd to expire.
+      const ttl = await etcd.leaseClient.leaseTimeToLive({ ID: result.lease.leaseId, keys: false });
+      expect(Number(ttl.TTL)).toBe(-1);
+    });
+  });
+
+  it('accepts whole seconds from 2 s only', () => {
+    const s = new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const make = (leaseDurationMs: number) => new Elector({ store: s, election: 'limits', leaseDurationMs });
+    expect(() => make(1_000)).toThrow(RangeError);
+    expect(() => make(2_500)).toThrow(RangeError);
+    expect(() => make(3_000)).not.toThrow();
+  });
+
+  it("a crashed leader's lease expires in etcd and a watching follower leads at once, not at its next poll", async () => {
+    const election = `crash-${randomBytes(4).toString('hex')}`;
+    const crashed = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    // Taken and never renewed nor released: a leader that died.
+    const lease = await crashed.acquire({ election, identity: 'crashed', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(lease.acquired).toBe(true);
+    const acquiredAt = performance.now();
+    const follower = new Elector({
+      store: store({ connection: etcdEndpoint(), keyPrefix: prefix }),
+      election,
+      identity: 'follower',
+      leaseDurationMs: LEASE_MS,
+      retryIntervalMs: 60_000,
+      logger: quietLogger,
+    });
+    try {
+      const elected = new Promise<number>((resolve) => {
+        follower.events$.subscribe((event) => {
+          if (event.type === 'elected') resolve(performance.now());
+        });
+      });
+      await follower.start();
+      expect(follower.isLeader()).toBe(false);
+      const electedAt = await Promise.race([elected, sleep(10_000, true).then(() => Number.NaN)]);
+      // etcd deletes expired keys within about half a second of the TTL; polling would take a minute.
+      expect(electedAt - acquiredAt).toBeGreaterThanOrEqual(LEASE_MS * 0.9);
+      expect(electedAt - acquiredAt).toBeLessThan(LEASE_MS + 3_000);
+      expect(follower.isLeader()).toBe(true);
+    } finally {
+      await follower.stop();
+    }
+  });
+
+  it('never closes a client the user passed in; close() is idempotent', async () => {
+    const client = new Etcd3({ hosts: etcdEndpoint() });
+    try {
+      const s = new EtcdLeaseStore({ client, keyPrefix: prefix });
+      const election = `user-client-${randomBytes(4).toString('hex')}`;
+      const watch = s.watch(election, () => undefined);
+      const result = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+      if (!result.acquired) throw new Error('not acquired');
+      await s.release(result.lease, { signal: signal() });
+      await watch.close();
+      await s.close();
+      await s.close();
+      await client.put(`${prefix}still-open`).value('yes');
+      expect(await client.get(`${prefix}still-open`).string()).toBe('yes');
+      await expect(s.read(election, { signal: signal() })).rejects.toBeInstanceOf(TransientLeaseStoreError);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('credentials for a cluster without authentication are a FatalLeaseStoreError without the password', async () => {
+    const s = store({
+      connection: { hosts: etcdEndpoint(), auth: { username: 'someone', password: 's3cret-pw' } },
+      keyPrefix: prefix,
+    });
+    const error = await s.read('e', { signal: signal() }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'fatal', name: 'FatalLeaseStoreError' });
+    expect((error as Error).message).not.toContain('s3cret-pw');
+  });
+
+  it('an unreachable or silent server is a TransientLeaseStoreError within the signal', async () => {
+    const silent = await silentServer();
+    try {
+      for (const port of [await freePort(), silent.port]) {
+        const s = store({ connection: `http://127.0.0.1:${port}`, keyPrefix: prefix });
+        const startedAt = performance.now();
+        const error = await s.read('e', { signal: signal(300) }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TransientLeaseStoreError);
+        expect(performance.now() - startedAt).toBeLessThan(2_000);
+        await s.close();
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('rejects a key prefix with spaces or control characters', () => {
+    for (const bad of ['with space', 'tab\t', 'x'.repeat(201)]) {
+      expect(() => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: bad })).toThrow(TypeError);
+    }
+    expect(() => new EtcdLeaseStore({} as never)).toThrow(TypeError);
+  });
+});
+
+/** `unref`: a timer that only bounds a race must not keep the test process alive. */
+function sleep(ms: number, unref = false): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    if (unref) timer.unref();
+  });
+}

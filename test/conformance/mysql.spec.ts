@@ -1,0 +1,217 @@
+// MySqlLeaseStore against the machine's MariaDB (MYSQL_URL): the shared conformance suite, then
+// what is specific to it: table creation, session time zones, pools it must not close, auth,
+// permission and network failures, and an acquire that lands after its caller gave up.
+import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
+import mysql from 'mysql2/promise';
+import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql.store.js';
+import { freePort, MYSQL_URL, silentServer, uniqueName } from '../setup/servers.js';
+import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+
+const LEASE_MS = 1_000;
+const table = uniqueName('le_my');
+/** Every table a test may have created; dropped at the end. */
+const tables = new Set([table]);
+
+function freshTable(): string {
+  const name = uniqueName('le_my_fresh');
+  tables.add(name);
+  return name;
+}
+
+const signal = (ms = 10_000) => AbortSignal.timeout(ms);
+
+async function withConnection<T>(work: (connection: mysql.Connection) => Promise<T>): Promise<T> {
+  const connection = await mysql.createConnection(MYSQL_URL);
+  try {
+    return await work(connection);
+  } finally {
+    await connection.end();
+  }
+}
+
+afterAll(async () => {
+  await withConnection(async (connection) => {
+    for (const name of tables) await connection.query(`DROP TABLE IF EXISTS \`${name}\``);
+  });
+});
+
+describeLeaseStoreConformance('MySqlLeaseStore', () => ({
+  leaseDurationMs: LEASE_MS,
+  createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
+  createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
+}));
+
+describe('MySqlLeaseStore specifics', () => {
+  const stores: LeaseStore[] = [];
+  const store = (options: ConstructorParameters<typeof MySqlLeaseStore>[0]) => {
+    const created = new MySqlLeaseStore(options);
+    stores.push(created);
+    return created;
+  };
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close?.()));
+  });
+
+  it('creates its table on first use, with the documented layout', async () => {
+    const name = freshTable();
+    const columns = () =>
+      withConnection(async (connection) => {
+        const [rows] = await connection.query(
+          'SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position',
+          [name],
+        );
+        return (rows as { c: string }[]).map((row) => row.c);
+      });
+    expect(await columns()).toEqual([]);
+    expect(await store({ connection: MYSQL_URL, table: name }).read('e', { signal: signal() })).toEqual({
+      held: false,
+      term: 0,
+    });
+    expect(await columns()).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at']);
+  });
+
+  it('uses a table created beforehand from mysqlLeaseTableSql() with createTable: false', async () => {
+    const name = freshTable();
+    const s = store({ connection: MYSQL_URL, table: name, createTable: false });
+    await expect(s.read('e', { signal: signal() })).rejects.toMatchObject({ kind: 'fatal' });
+    await withConnection((connection) => connection.query(mysqlLeaseTableSql(name)));
+    expect(
+      (await s.acquire({ election: 'e', identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() })).acquired,
+    ).toBe(true);
+  });
+
+  it("judges expiry in UTC, whatever each session's time zone", async () => {
+    // Two replicas whose sessions run in time zones 14 hours apart must still agree.
+    const east = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
+    const west = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 1 });
+    east.pool.on('connection', (connection) => void connection.query("SET time_zone = '+09:00'"));
+    west.pool.on('connection', (connection) => void connection.query("SET time_zone = '-05:00'"));
+    try {
+      // West writes, east judges: with session-local NOW() east would find the lease 14 h expired.
+      const [a, b] = [new MySqlLeaseStore({ client: west, table }), new MySqlLeaseStore({ client: east, table })];
+      const election = `tz-${randomBytes(4).toString('hex')}`;
+      const lease = await a.acquire({ election, identity: 'west', leaseDurationMs: 5_000, signal: signal() });
+      expect(lease.acquired).toBe(true);
+      expect(await b.acquire({ election, identity: 'east', leaseDurationMs: 5_000, signal: signal() })).toMatchObject({
+        acquired: false,
+        holder: 'west',
+      });
+      expect(await b.read(election, { signal: signal() })).toMatchObject({ held: true, holder: 'west' });
+      if (lease.acquired) await a.release(lease.lease, { signal: signal() });
+      expect((await b.acquire({ election, identity: 'east', leaseDurationMs: 5_000, signal: signal() })).acquired).toBe(
+        true,
+      );
+    } finally {
+      await east.end();
+      await west.end();
+    }
+  });
+
+  it('never closes a pool the user passed in; close() is idempotent', async () => {
+    const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 2 });
+    try {
+      const s = new MySqlLeaseStore({ client: pool, table });
+      expect(await s.read('user-pool', { signal: signal() })).toEqual({ held: false, term: 0 });
+      await s.close();
+      await s.close();
+      const [rows] = await pool.query('SELECT 1 AS one');
+      expect(rows).toEqual([{ one: 1 }]);
+      await expect(s.read('user-pool', { signal: signal() })).rejects.toBeInstanceOf(TransientLeaseStoreError);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('a wrong password is a FatalLeaseStoreError whose message and cause hold no password', async () => {
+    const url = MYSQL_URL.replace('mysql://root@', 'mysql://root:s3cret-pw@');
+    const error = await store({ connection: url, table })
+      .read('e', { signal: signal() })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'fatal', name: 'FatalLeaseStoreError' });
+    expect((error as Error).message).toContain('ER_ACCESS_DENIED_ERROR');
+    expect(inspect(error, { depth: 10 })).not.toContain('s3cret-pw');
+  });
+
+  it('an account without privileges gets a FatalLeaseStoreError naming the grants it needs', async () => {
+    const user = uniqueName('le_limited');
+    await withConnection(async (connection) => {
+      await connection.query(`CREATE USER '${user}'@'127.0.0.1'`);
+      await connection.query(`CREATE USER '${user}'@'localhost'`);
+    });
+    try {
+      const url = MYSQL_URL.replace('mysql://root@', `mysql://${user}@`);
+      // No privilege at all in the database: refused at login.
+      const denied = await store({ connection: url, table })
+        .read('e', { signal: signal() })
+        .catch((e: unknown) => e);
+      expect(denied).toMatchObject({ kind: 'fatal' });
+      expect((denied as Error).message).toContain('ER_DBACCESS_DENIED_ERROR');
+      // SELECT only: reading works, taking the lease is refused with the grants to add.
+      await withConnection(async (connection) => {
+        await connection.query(`GRANT SELECT ON \`${table}\` TO '${user}'@'127.0.0.1', '${user}'@'localhost'`);
+      });
+      const s = store({ connection: url, table });
+      expect(await s.read('e', { signal: signal() })).toEqual({ held: false, term: 0 });
+      const error = await s
+        .acquire({ election: 'e', identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'fatal' });
+      expect((error as Error).message).toMatch(/ER_TABLEACCESS_DENIED_ERROR.*GRANT SELECT, INSERT, UPDATE/);
+    } finally {
+      await withConnection(async (connection) => {
+        await connection.query(`DROP USER IF EXISTS '${user}'@'127.0.0.1', '${user}'@'localhost'`);
+      });
+    }
+  });
+
+  it('an unreachable or silent server is a TransientLeaseStoreError within the signal', async () => {
+    const silent = await silentServer();
+    try {
+      for (const port of [await freePort(), silent.port]) {
+        const s = store({ connection: `mysql://root@127.0.0.1:${port}/test`, table });
+        const startedAt = performance.now();
+        const error = await s.read('e', { signal: signal(300) }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TransientLeaseStoreError);
+        expect(performance.now() - startedAt).toBeLessThan(2_000);
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('an acquire that lands after its caller gave up is released, not left behind', async () => {
+    const election = `late-${randomBytes(4).toString('hex')}`;
+    const [late, other] = [store({ connection: MYSQL_URL, table }), store({ connection: MYSQL_URL, table })];
+    // Create the row, then lock it so the next takeover waits inside the server.
+    const first = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    await other.release(first.lease, { signal: signal() });
+    await withConnection(async (blocker) => {
+      await blocker.query('START TRANSACTION');
+      await blocker.query(`SELECT * FROM \`${table}\` WHERE election = ? FOR UPDATE`, [election]);
+      const startedAt = performance.now();
+      // A long lease: if it were left behind, nobody could take it for a minute.
+      const aborted = late.acquire({ election, identity: 'late', leaseDurationMs: 60_000, signal: signal(300) });
+      await expect(aborted).rejects.toBeInstanceOf(TransientLeaseStoreError);
+      expect(performance.now() - startedAt).toBeLessThan(2_000);
+      await blocker.query('COMMIT');
+    });
+    const deadline = performance.now() + 5_000;
+    let result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    while (!result.acquired && performance.now() < deadline) {
+      expect(result).toMatchObject({ holder: 'late' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    }
+    expect(result.acquired).toBe(true);
+  });
+
+  it('rejects table names that are not plain identifiers', () => {
+    for (const bad of ['', 'x`; DROP TABLE y; --', '1abc', 'a'.repeat(65), 'with space']) {
+      expect(() => new MySqlLeaseStore({ connection: MYSQL_URL, table: bad })).toThrow(TypeError);
+    }
+    expect(() => new MySqlLeaseStore({} as never)).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,203 @@
+// PostgresLeaseStore against the machine's PostgreSQL (PG_URL): the shared conformance and push
+// suites, then what is specific to it: table creation, clients it must not close, auth, permission
+// and network failures, and an acquire that lands after its caller gave up.
+import { randomBytes } from 'node:crypto';
+import { inspect } from 'node:util';
+import pg from 'pg';
+import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres.store.js';
+import { freePort, PG_URL, silentServer, uniqueName } from '../setup/servers.js';
+import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { describePushHandoverConformance } from './push.conformance.js';
+
+const LEASE_MS = 1_000;
+const table = uniqueName('le_pg');
+const pushTable = uniqueName('le_pg_push');
+/** Every table a test may have created; dropped at the end. */
+const tables = new Set([table, pushTable]);
+
+function freshTable(prefix = 'le_pg_fresh'): string {
+  const name = uniqueName(prefix);
+  tables.add(name);
+  return name;
+}
+
+const signal = (ms = 10_000) => AbortSignal.timeout(ms);
+
+async function withClient<T>(work: (client: pg.Client) => Promise<T>, url = PG_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+afterAll(async () => {
+  await withClient(async (client) => {
+    for (const name of tables) await client.query(`DROP TABLE IF EXISTS "${name}"`);
+  });
+});
+
+describeLeaseStoreConformance('PostgresLeaseStore', () => ({
+  leaseDurationMs: LEASE_MS,
+  createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
+  createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
+}));
+
+describePushHandoverConformance('PostgresLeaseStore', () => ({
+  leaseDurationMs: LEASE_MS,
+  createStore: () => new PostgresLeaseStore({ connection: PG_URL, table: pushTable }),
+}));
+
+describe('PostgresLeaseStore specifics', () => {
+  const stores: LeaseStore[] = [];
+  const store = (options: ConstructorParameters<typeof PostgresLeaseStore>[0]) => {
+    const created = new PostgresLeaseStore(options);
+    stores.push(created);
+    return created;
+  };
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close?.()));
+  });
+
+  it('creates its table on first use, with the documented layout', async () => {
+    const name = freshTable();
+    const exists = () =>
+      withClient(async (client) => (await client.query('SELECT to_regclass($1) AS t', [name])).rows[0].t !== null);
+    expect(await exists()).toBe(false);
+    const s = store({ connection: PG_URL, table: name });
+    expect(await s.read('e', { signal: signal() })).toEqual({ held: false, term: 0 });
+    expect(await exists()).toBe(true);
+    const columns = await withClient(
+      async (client) =>
+        (
+          await client.query(
+            'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position',
+            [name],
+          )
+        ).rows,
+    );
+    expect(columns.map((row) => row.column_name)).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at']);
+  });
+
+  it('uses a table created beforehand from postgresLeaseTableSql() with createTable: false', async () => {
+    const name = freshTable();
+    const missing = store({ connection: PG_URL, table: name, createTable: false });
+    await expect(missing.read('e', { signal: signal() })).rejects.toMatchObject({ kind: 'fatal' });
+    await withClient((client) => client.query(postgresLeaseTableSql(name)));
+    const result = await missing.acquire({ election: 'e', identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(result.acquired).toBe(true);
+  });
+
+  it('never closes a Pool or Client the user passed in; close() is idempotent', async () => {
+    const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      for (const user of [pool, client]) {
+        const s = new PostgresLeaseStore({ client: user, table });
+        const election = `user-client-${randomBytes(4).toString('hex')}`;
+        const watch = s.watch(election, () => undefined);
+        const result = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+        if (!result.acquired) throw new Error('not acquired');
+        await s.release(result.lease, { signal: signal() });
+        await watch.close();
+        await s.close();
+        await s.close();
+        expect((await user.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+        // A closed store refuses further calls instead of reopening anything.
+        await expect(s.read(election, { signal: signal() })).rejects.toBeInstanceOf(TransientLeaseStoreError);
+      }
+    } finally {
+      await pool.end();
+      await client.end();
+    }
+  });
+
+  it('an unknown role is a FatalLeaseStoreError whose message and cause hold no password', async () => {
+    const url = PG_URL.replace('postgres://postgres@', 'postgres://no_such_role_x:s3cret-pw@');
+    const s = store({ connection: url, table });
+    const error = await s.read('e', { signal: signal() }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'fatal', name: 'FatalLeaseStoreError' });
+    expect((error as Error).message).toMatch(/refused the login \(28000|28P01\)/);
+    expect(inspect(error, { depth: 10 })).not.toContain('s3cret-pw');
+    expect((error as Error).message).not.toContain('127.0.0.1');
+  });
+
+  it('a missing database is a FatalLeaseStoreError', async () => {
+    const url = PG_URL.replace(/\/[^/]*$/, '/no_such_database_x');
+    const error = await store({ connection: url, table })
+      .read('e', { signal: signal() })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'fatal' });
+    expect((error as Error).message).toContain('3D000');
+  });
+
+  it('a role without privileges gets a FatalLeaseStoreError naming the grants it needs', async () => {
+    const role = uniqueName('le_limited');
+    await withClient((client) => client.query(`CREATE ROLE "${role}" LOGIN`));
+    try {
+      const s = store({ connection: PG_URL.replace('postgres://postgres@', `postgres://${role}@`), table });
+      const error = await s.read('e', { signal: signal() }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'fatal' });
+      expect((error as Error).message).toMatch(/42501.*GRANT SELECT, INSERT, UPDATE/);
+      await s.close();
+    } finally {
+      await withClient((client) => client.query(`DROP ROLE IF EXISTS "${role}"`));
+    }
+  });
+
+  it('an unreachable or silent server is a TransientLeaseStoreError within the signal', async () => {
+    const silent = await silentServer();
+    try {
+      for (const port of [await freePort(), silent.port]) {
+        const s = store({ connection: `postgres://postgres@127.0.0.1:${port}/test`, table });
+        const startedAt = performance.now();
+        const error = await s.read('e', { signal: signal(300) }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TransientLeaseStoreError);
+        expect(performance.now() - startedAt).toBeLessThan(2_000);
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('an acquire that lands after its caller gave up is released, not left behind', async () => {
+    const election = `late-${randomBytes(4).toString('hex')}`;
+    const [late, other] = [store({ connection: PG_URL, table }), store({ connection: PG_URL, table })];
+    // Create the row, then lock it so the next acquire waits inside the server.
+    const first = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    await other.release(first.lease, { signal: signal() });
+    await withClient(async (blocker) => {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT * FROM "${table}" WHERE election = $1 FOR UPDATE`, [election]);
+      const startedAt = performance.now();
+      // A long lease: if it were left behind, nobody could take it for a minute.
+      const aborted = late.acquire({ election, identity: 'late', leaseDurationMs: 60_000, signal: signal(300) });
+      await expect(aborted).rejects.toBeInstanceOf(TransientLeaseStoreError);
+      expect(performance.now() - startedAt).toBeLessThan(2_000);
+      await blocker.query('COMMIT');
+    });
+    // The statement now commits; its clean-up must hand the lease back promptly.
+    const deadline = performance.now() + 5_000;
+    let result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    while (!result.acquired && performance.now() < deadline) {
+      expect(result).toMatchObject({ holder: 'late' });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    }
+    expect(result.acquired).toBe(true);
+  });
+
+  it('rejects table, schema and channel names that are not plain identifiers', () => {
+    for (const bad of ['', 'x"; DROP TABLE y; --', '1abc', 'a'.repeat(64), 'with space']) {
+      expect(() => new PostgresLeaseStore({ connection: PG_URL, table: bad })).toThrow(TypeError);
+      expect(() => new PostgresLeaseStore({ connection: PG_URL, schema: bad })).toThrow(TypeError);
+      expect(() => new PostgresLeaseStore({ connection: PG_URL, channel: bad })).toThrow(TypeError);
+    }
+    expect(() => new PostgresLeaseStore({} as never)).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,149 @@
+// Push handover, for stores that implement `watch`: when the leader releases, a watching follower
+// must lead within one round trip or so, not at its next poll. The followers here poll once a
+// minute, so only a push can explain a handover within the bound.
+import { randomBytes } from 'node:crypto';
+import { Elector } from '../../lib/election/elector.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
+
+/** Same shape as the lease-store conformance target, so one object can serve both suites. */
+export interface PushTarget {
+  leaseDurationMs: number;
+  /** Each call: a store on the same namespace (a separate client, as another replica would have). */
+  createStore(): Promise<LeaseStore> | LeaseStore;
+  teardown?(): Promise<void>;
+}
+
+/** Generous for a loaded 2-core machine; the stores typically hand over in a few milliseconds. */
+export const PUSH_HANDOVER_BOUND_MS = 200;
+/** Long enough that polling cannot explain a handover within the bound. */
+const POLL_INTERVAL_MS = 60_000;
+/** Time for a follower's watch to be subscribed (LISTEN, SUBSCRIBE, etcd watch) before the release. */
+const WATCH_SETTLE_MS = 1_000;
+
+export function describePushHandoverConformance(name: string, target: () => PushTarget): void {
+  describe(`${name}: push handover`, () => {
+    const electors: Elector[] = [];
+    const stores: LeaseStore[] = [];
+
+    afterEach(async () => {
+      await Promise.all(electors.splice(0).map((elector) => elector.stop({ release: true })));
+      await Promise.all([...new Set(stores.splice(0))].map((store) => store.close?.()));
+    });
+
+    afterAll(async () => {
+      await target().teardown?.();
+    });
+
+    async function elector(identity: string, election: string, onRelease?: () => void): Promise<Elector> {
+      const { leaseDurationMs, createStore } = target();
+      const store = await createStore();
+      stores.push(store);
+      const created = new Elector({
+        store: onRelease ? recordReleases(store, onRelease) : store,
+        election,
+        identity,
+        leaseDurationMs,
+        retryIntervalMs: POLL_INTERVAL_MS,
+        logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+      });
+      electors.push(created);
+      return created;
+    }
+
+    it(`a watching follower leads within ${PUSH_HANDOVER_BOUND_MS} ms of the leader's release`, async () => {
+      const election = `push-${randomBytes(4).toString('hex')}`;
+      let releasedAt = Number.NaN;
+      const leader = await elector('leader', election, () => {
+        releasedAt = performance.now();
+      });
+      await leader.start();
+      expect(leader.isLeader()).toBe(true);
+
+      const follower = await elector('follower', election);
+      expect(follower.store.watch).toBeInstanceOf(Function);
+      let electedAt = Number.NaN;
+      const elected = new Promise<void>((resolve) => {
+        follower.events$.subscribe((event) => {
+          if (event.type !== 'elected') return;
+          electedAt = performance.now();
+          resolve();
+        });
+      });
+      await follower.start();
+      expect(follower.isLeader()).toBe(false);
+      await sleep(WATCH_SETTLE_MS);
+
+      await leader.stop({ release: true });
+      expect(Number.isNaN(releasedAt)).toBe(false);
+      await Promise.race([elected, sleep(5 * PUSH_HANDOVER_BOUND_MS, true)]);
+
+      expect(follower.isLeader()).toBe(true);
+      expect(electedAt - releasedAt).toBeLessThan(PUSH_HANDOVER_BOUND_MS);
+    });
+
+    it('store.watch() calls back on each release until closed', async () => {
+      const election = `push-${randomBytes(4).toString('hex')}`;
+      const { leaseDurationMs, createStore } = target();
+      const [holder, watcher] = [await createStore(), await createStore()];
+      stores.push(holder, watcher);
+      let calls = 0;
+      let woken: () => void = () => undefined;
+      const watch = watcher.watch?.(election, () => {
+        calls += 1;
+        woken();
+      });
+      expect(watch).toBeDefined();
+      await sleep(WATCH_SETTLE_MS);
+
+      for (let round = 1; round <= 3; round++) {
+        const result = await holder.acquire({ election, identity: 'holder', leaseDurationMs, signal: signal() });
+        if (!result.acquired) throw new Error(`round ${round}: the free lease was not acquired`);
+        const callsBefore = calls;
+        const called = new Promise<void>((resolve) => {
+          woken = resolve;
+        });
+        await holder.release(result.lease, { signal: signal() });
+        const releasedAt = performance.now();
+        await Promise.race([called, sleep(5 * PUSH_HANDOVER_BOUND_MS, true)]);
+        expect(calls).toBeGreaterThan(callsBefore);
+        expect(performance.now() - releasedAt).toBeLessThan(PUSH_HANDOVER_BOUND_MS);
+      }
+
+      await watch?.close();
+      const callsAfterClose = calls;
+      const result = await holder.acquire({ election, identity: 'holder', leaseDurationMs, signal: signal() });
+      if (!result.acquired) throw new Error('the free lease was not acquired');
+      await holder.release(result.lease, { signal: signal() });
+      await sleep(PUSH_HANDOVER_BOUND_MS);
+      expect(calls).toBe(callsAfterClose);
+    });
+  });
+}
+
+function signal(): AbortSignal {
+  return AbortSignal.timeout(10_000);
+}
+
+/** The store itself, except that `onRelease` runs the moment a release resolves. */
+function recordReleases(store: LeaseStore, onRelease: () => void): LeaseStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'release') {
+        return async (...args: Parameters<LeaseStore['release']>) => {
+          await target.release(...args);
+          onRelease();
+        };
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** `unref`: a timer that only bounds a race must not keep the test process alive. */
+function sleep(ms: number, unref = false): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    if (unref) timer.unref();
+  });
+}

@@ -1,0 +1,135 @@
+import 'reflect-metadata';
+import { Controller, Get, type INestApplication } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import request from 'supertest';
+import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { LeaderElectionHealthIndicator } from '../../lib/terminus.js';
+import { FaultInjectingStore } from '../support/fault-injecting.store.js';
+import { closeAll, createApp, SLACK_MS, waitFor } from './helpers.js';
+
+@Controller('health')
+class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly leaderElection: LeaderElectionHealthIndicator,
+  ) {}
+
+  @Get()
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.leaderElection.isHealthy('leaderElection')]);
+  }
+
+  @Get('leader')
+  @HealthCheck()
+  leader() {
+    return this.health.check([() => this.leaderElection.isLeader('leader')]);
+  }
+}
+
+const healthApp = (store: FaultInjectingStore | InMemoryLeaseStore, identity: string) =>
+  createApp({
+    election: { store, identity },
+    imports: [TerminusModule],
+    controllers: [HealthController],
+    providers: [LeaderElectionHealthIndicator],
+  });
+
+/** Terminus answers 200 when every check is up and 503 otherwise. */
+async function probe(app: INestApplication, path: string) {
+  const res = await request(app.getHttpServer()).get(path);
+  return {
+    status: res.status,
+    body: res.body as {
+      status: string;
+      info?: object;
+      error?: object;
+      details: Record<string, Record<string, unknown>>;
+    },
+  };
+}
+
+describe('LeaderElectionHealthIndicator (terminus)', () => {
+  const apps: INestApplication[] = [];
+  afterEach(() => closeAll(apps));
+
+  it('is up on the leader and on a follower, with the status as data; isLeader is down on the follower', async () => {
+    const store = new InMemoryLeaseStore();
+    const leader = await healthApp(store, 'app-a');
+    apps.push(leader);
+    const follower = await healthApp(store, 'app-b');
+    apps.push(follower);
+
+    const l = await probe(leader, '/health');
+    expect(l.status).toBe(200);
+    expect(l.body.details.leaderElection).toMatchObject({
+      status: 'up',
+      identity: 'app-a',
+      isLeader: true,
+      state: 'leader',
+      term: 1,
+    });
+    const f = await probe(follower, '/health');
+    expect(f.status).toBe(200);
+    expect(f.body.details.leaderElection).toMatchObject({
+      status: 'up',
+      identity: 'app-b',
+      isLeader: false,
+      leaderId: 'app-a',
+    });
+
+    expect((await probe(leader, '/health/leader')).status).toBe(200);
+    const fl = await probe(follower, '/health/leader');
+    expect(fl.status).toBe(503);
+    expect(fl.body.details.leader).toMatchObject({ status: 'down', isLeader: false, leaderId: 'app-a' });
+  });
+
+  it('is down at once when the store refuses us (auth/config error)', async () => {
+    const shared = new InMemoryLeaseStore();
+    apps.push(await healthApp(shared, 'app-a'));
+    const faulty = new FaultInjectingStore(shared);
+    const follower = await healthApp(faulty, 'app-b');
+    apps.push(follower);
+    expect((await probe(follower, '/health')).status).toBe(200);
+    faulty.set('fatal');
+    await waitFor('the next acquire attempt to fail', () => faulty.calls.acquire >= 2, 2_000);
+    const res = await probe(follower, '/health');
+    expect(res.status).toBe(503);
+    expect(res.body.details.leaderElection).toMatchObject({
+      status: 'down',
+      reason: 'injected fatal failure of acquire',
+      lastError: { kind: 'fatal', message: 'injected fatal failure of acquire' },
+    });
+    faulty.set('pass');
+    await waitFor('the store to answer again', () => faulty.calls.acquire >= 4, 2_000);
+    expect((await probe(follower, '/health')).status).toBe(200);
+  });
+
+  it.each(['transient', 'hang'] as const)(
+    'is down once the store has been failing (%s) for longer than the renew deadline',
+    async (fault) => {
+      const faulty = new FaultInjectingStore(new InMemoryLeaseStore());
+      const leader = await healthApp(faulty, 'app-a');
+      apps.push(leader);
+      faulty.set(fault);
+      const since = Date.now();
+      // Right after the store starts failing we are still within the deadline: up.
+      expect((await probe(leader, '/health')).status).toBe(200);
+      // Renew deadline 2000 ms; a hanging call is only counted as failed when it times out (up to
+      // another 2000 ms), so allow twice the deadline plus slack.
+      let down: Awaited<ReturnType<typeof probe>> | undefined;
+      const giveUpAt = Date.now() + 4_000 + 3 * SLACK_MS;
+      while (!down && Date.now() < giveUpAt) {
+        const res = await probe(leader, '/health');
+        if (res.status === 503) down = res;
+        else await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const elapsed = Date.now() - since;
+      expect(down).toBeDefined();
+      expect(elapsed).toBeGreaterThanOrEqual(1_400);
+      expect(down!.body.details.leaderElection).toMatchObject({ status: 'down', isLeader: false, state: 'follower' });
+      expect(String(down!.body.details.leaderElection!.reason)).toMatch(/^store failing for \d+ calls/);
+      console.info(`health down ${elapsed} ms after the store started failing (${fault})`);
+    },
+  );
+});

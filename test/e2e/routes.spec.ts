@@ -1,0 +1,229 @@
+import 'reflect-metadata';
+import {
+  Controller,
+  type ExecutionContext,
+  Get,
+  HttpException,
+  type INestApplication,
+  Post,
+  Scope,
+  UseGuards,
+} from '@nestjs/common';
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import request from 'supertest';
+import { LeaderElectionService } from '../../lib/leader-election.service.js';
+import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { LeaderOnlyGuard } from '../../lib/leader-only.guard.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { CaptureLogger, closeAll, createApp, electionOf, RecordingStore, sleep, waitFor } from './helpers.js';
+
+const handled: string[] = [];
+
+@Controller('admin')
+class AdminController {
+  constructor(private readonly election: LeaderElectionService) {}
+
+  @Post('reindex')
+  @LeaderOnly()
+  reindex(): { ranOn: string } {
+    handled.push(`reindex@${this.election.identity}`);
+    return { ranOn: this.election.identity };
+  }
+
+  @LeaderOnly()
+  @Get('report')
+  report(): { ranOn: string } {
+    handled.push(`report@${this.election.identity}`);
+    return { ranOn: this.election.identity };
+  }
+
+  @Get('slow')
+  @LeaderOnly()
+  async slow(): Promise<{ done: true }> {
+    await sleep(800);
+    handled.push(`slow@${this.election.identity}`);
+    return { done: true };
+  }
+
+  @Get('open')
+  open(): string {
+    return 'anyone';
+  }
+}
+
+@Controller('guarded')
+@UseGuards(LeaderOnlyGuard)
+class GuardOnlyController {
+  @Get()
+  get(): string {
+    return 'leader';
+  }
+}
+
+@Controller({ path: 'scoped', scope: Scope.REQUEST })
+class RequestScopedController {
+  @Get()
+  @LeaderOnly()
+  get(): string {
+    return 'scoped';
+  }
+}
+
+const controllers = [AdminController, GuardOnlyController, RequestScopedController];
+
+describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
+  const apps: INestApplication[] = [];
+  afterEach(() => closeAll(apps));
+  beforeEach(() => {
+    handled.length = 0;
+  });
+
+  it('keeps route metadata, name and arity in both decorator orders', () => {
+    for (const [method, path, verb] of [
+      ['reindex', 'reindex', 1 /* POST */],
+      ['report', 'report', 0 /* GET */],
+    ] as const) {
+      const fn = AdminController.prototype[method];
+      expect(fn.name).toBe(method);
+      expect(fn.length).toBe(0);
+      expect(Reflect.getMetadata(PATH_METADATA, fn)).toBe(path);
+      expect(Reflect.getMetadata(METHOD_METADATA, fn)).toBe(verb);
+      expect(Reflect.getMetadata(GUARDS_METADATA, fn)).toEqual([LeaderOnlyGuard]);
+    }
+  });
+
+  it('leader answers 200/201; follower 503 with Retry-After, X-Leader-Id and a JSON body; the handler never runs there', async () => {
+    const store = new InMemoryLeaseStore();
+    const logger = new CaptureLogger();
+    const leader = await createApp({ election: { store, identity: 'app-a' }, controllers, logger });
+    apps.push(leader);
+    const follower = await createApp({ election: { store, identity: 'app-b' }, controllers, logger });
+    apps.push(follower);
+
+    await request(leader.getHttpServer()).post('/admin/reindex').expect(201, { ranOn: 'app-a' });
+    await request(leader.getHttpServer()).get('/admin/report').expect(200, { ranOn: 'app-a' });
+    await request(leader.getHttpServer()).get('/guarded').expect(200, 'leader');
+
+    for (const [verb, path] of [
+      ['post', '/admin/reindex'],
+      ['get', '/admin/report'],
+      ['get', '/guarded'],
+      ['get', '/scoped'],
+    ] as const) {
+      const res = await request(follower.getHttpServer())[verb](path).expect(503);
+      expect(res.headers['retry-after']).toBe('1'); // retry interval 400 ms, rounded up
+      expect(res.headers['x-leader-id']).toBe('app-a');
+      expect(res.headers['content-type']).toMatch(/application\/json/);
+      expect(res.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'This instance is not the leader of "e2e"; retry later.',
+        leaderId: 'app-a',
+      });
+    }
+    await request(follower.getHttpServer()).get('/admin/open').expect(200, 'anyone');
+    expect(handled).toEqual(['reindex@app-a', 'report@app-a']);
+
+    // Request-scoped controllers cannot be marked per instance: the guard alone protects them.
+    await request(leader.getHttpServer()).get('/scoped').expect(200, 'scoped');
+    expect(logger.matching('warn', /RequestScopedController\.get is @LeaderOnly\(\).*request-scoped/)).not.toHaveLength(
+      0,
+    );
+  });
+
+  it('turns the leader id and Retry-After off by option; Retry-After follows the retry interval', async () => {
+    const store = new InMemoryLeaseStore();
+    const leader = await createApp({ election: { store, identity: 'app-a' }, controllers });
+    apps.push(leader);
+    const quiet = await createApp({
+      election: { store, identity: 'app-b', guard: { exposeLeaderId: false, retryAfter: false } },
+      controllers,
+    });
+    apps.push(quiet);
+    const slowPolling = await createApp({
+      election: { store, identity: 'app-c', retryIntervalMs: 2_500 },
+      controllers,
+    });
+    apps.push(slowPolling);
+
+    const res = await request(quiet.getHttpServer()).post('/admin/reindex').expect(503);
+    expect(res.headers['retry-after']).toBeUndefined();
+    expect(res.headers['x-leader-id']).toBeUndefined();
+    expect(res.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'This instance is not the leader of "e2e"; retry later.',
+    });
+    const res2 = await request(slowPolling.getHttpServer()).get('/admin/report').expect(503);
+    expect(res2.headers['retry-after']).toBe('3');
+    expect(res2.headers['x-leader-id']).toBe('app-a');
+  });
+
+  it('refuses non-HTTP contexts with false (the transport throws its own Forbidden error)', async () => {
+    const store = new InMemoryLeaseStore();
+    const leader = await createApp({ election: { store, identity: 'app-a' }, controllers });
+    apps.push(leader);
+    const follower = await createApp({ election: { store, identity: 'app-b' }, controllers });
+    apps.push(follower);
+    const context = (type: string) =>
+      ({
+        getType: () => type,
+        switchToHttp: () => {
+          throw new Error('not an HTTP context');
+        },
+      }) as unknown as ExecutionContext;
+    const onFollower = follower.get(LeaderOnlyGuard);
+    expect(onFollower.canActivate(context('rpc'))).toBe(false);
+    expect(onFollower.canActivate(context('ws'))).toBe(false);
+    expect(leader.get(LeaderOnlyGuard).canActivate(context('rpc'))).toBe(true);
+  });
+
+  it('a route handler reached on a follower without the guard throws the 503 instead of answering empty', async () => {
+    const store = new InMemoryLeaseStore();
+    apps.push(await createApp({ election: { store, identity: 'app-a' }, controllers }));
+    const follower = await createApp({ election: { store, identity: 'app-b' }, controllers });
+    apps.push(follower);
+    let thrown: unknown;
+    try {
+      follower.get(AdminController).reindex();
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(HttpException);
+    expect((thrown as HttpException).getStatus()).toBe(503);
+    expect(handled).toEqual([]);
+  });
+
+  it('while the leader drains: a running request completes, new ones get 503, then the lease is released', async () => {
+    const store = new RecordingStore();
+    const leader = await createApp({ election: { store, identity: 'app-a' }, controllers });
+    apps.push(leader);
+    const follower = await createApp({ election: { store, identity: 'app-b' }, controllers });
+    apps.push(follower);
+    const server = leader.getHttpServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+
+    const slow = request(server).get('/admin/slow');
+    const slowDone = slow.then((res) => ({ res, at: Date.now() }));
+    await waitFor('the slow request to be in flight', () => electionOf(leader).inFlight.size === 1);
+    const closing = leader.close();
+    await waitFor('stepping down', () => electionOf(leader).isSteppingDown, 2_000, 1);
+
+    const refused = await request(server).get('/admin/report');
+    expect(refused.status).toBe(503);
+    // We still hold the lease but are leaving: do not send clients back to ourselves.
+    expect(refused.headers['x-leader-id']).toBeUndefined();
+    expect(refused.body.leaderId).toBeNull();
+
+    const { res, at } = await slowDone;
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ done: true });
+    await closing;
+    apps.splice(apps.indexOf(leader), 1);
+    expect(store.releases).toHaveLength(1);
+    expect(at).toBeLessThanOrEqual(store.releases[0]!.at + 50); // response flushed before release (+ socket jitter)
+    expect(handled).toEqual(['slow@app-a']);
+    await waitFor('follower takeover', () => electionOf(follower).isLeader());
+    await request(follower.getHttpServer()).get('/admin/report').expect(200, { ranOn: 'app-b' });
+  });
+});
