@@ -13,6 +13,31 @@ export {
   type StopOptions,
 } from './election/elector.js';
 export { DEFAULT_TIMINGS, type ElectorTimings } from './election/elector-options.js';
+export type {
+  LeaderElectionModuleOptions,
+  LeaderOnlyGuardOptions,
+} from './interfaces/leader-election-options.interface.js';
+export { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';
+// Nest integration
+export { LeaderElectionModule } from './leader-election.module.js';
+export type { LeaderElectionOptionsFactory } from './leader-election.module-definition.js';
+export {
+  LeaderElectionService,
+  type LeaderElectionState,
+  type LeaderElectionStatus,
+  type LeadershipTerm,
+} from './leader-election.service.js';
+export { LeaderOnly } from './leader-only.decorator.js';
+export { LeaderOnlyGuard, type NotLeaderResponseBody } from './leader-only.guard.js';
+export {
+  type ElectedHookEvent,
+  type LeaderChangedHookEvent,
+  OnElected,
+  OnLeaderChanged,
+  OnRevoked,
+  type RevokedHookEvent,
+} from './leadership-hooks.decorator.js';
+export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
 export {
   type AcquireRequest,
   type AcquireResult,
@@ -30,28 +55,3 @@ export {
   TransientLeaseStoreError,
 } from './stores/lease-store.js';
 export { InMemoryLeaseStore } from './stores/memory.store.js';
-export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
-// Nest integration
-export { LeaderElectionModule } from './leader-election.module.js';
-export type { LeaderElectionOptionsFactory } from './leader-election.module-definition.js';
-export {
-  type LeaderElectionState,
-  LeaderElectionService,
-  type LeaderElectionStatus,
-  type LeadershipTerm,
-} from './leader-election.service.js';
-export { LeaderOnly } from './leader-only.decorator.js';
-export { LeaderOnlyGuard, type NotLeaderResponseBody } from './leader-only.guard.js';
-export {
-  type ElectedHookEvent,
-  type LeaderChangedHookEvent,
-  OnElected,
-  OnLeaderChanged,
-  OnRevoked,
-  type RevokedHookEvent,
-} from './leadership-hooks.decorator.js';
-export type {
-  LeaderElectionModuleOptions,
-  LeaderOnlyGuardOptions,
-} from './interfaces/leader-election-options.interface.js';
-export { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';

@@ -7,9 +7,9 @@ import {
   type LeaseStore,
   type LeaseStoreError,
   type LeaseWatch,
-  TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
+import { untilAborted } from '../stores/store-support.js';
 import { type Clock, type ClockTimer, systemClock, timeoutSignal } from './clock.js';
 import { type ElectorTimings, resolveElectorOptions } from './elector-options.js';
 
@@ -407,24 +407,10 @@ export class Elector {
     onLate?: (value: T) => unknown,
     stoppable = true,
   ): Promise<T> {
-    const { signal, dispose } = timeoutSignal(
-      this.clock,
-      timeoutMs,
-      stoppable ? this.stopController.signal : undefined,
-    );
-    let gaveUp = false;
+    const parent = stoppable ? this.stopController.signal : undefined;
+    const { signal, dispose } = timeoutSignal(this.clock, timeoutMs, parent);
     const answer = (async () => call(signal))();
-    const abandoned = new Promise<never>((_, reject) => {
-      const onAbort = () => {
-        gaveUp = true;
-        reject(new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason }));
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    });
-    answer.then((value) => gaveUp && onLate?.(value)).catch(() => undefined);
-    abandoned.catch(() => undefined);
-    return Promise.race([answer, abandoned]).finally(dispose);
+    return untilAborted(signal, answer, () => onLate && answer.then(onLate, () => undefined)).finally(dispose);
   }
 
   private openWatch(): void {

@@ -21,6 +21,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { throwIfAborted, untilAborted } from './store-support.js';
 
 /**
  * What `url` accepts: a `StorageSharedKeyCredential`, an `AnonymousCredential` or any `TokenCredential`
@@ -470,29 +471,10 @@ function isAlreadyThere(error: unknown): boolean {
 
 // ---- small helpers ------------------------------------------------------------------------------
 
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });
-}
-
-/**
- * Runs `run` with `signal` and settles as soon as the signal aborts, even if something inside the
- * pipeline (a user's retry policy, a token credential) ignores it.
- */
-async function bounded<T>(signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/** Runs `run` with `signal` and settles as soon as the signal aborts, whatever the pipeline does. */
+function bounded<T>(signal: AbortSignal, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
   throwIfAborted(signal);
-  const work = run(signal);
-  // If we stop waiting, its late failure is nobody's business.
-  work.catch(() => undefined);
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([work, aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
+  return untilAborted(signal, run(signal));
 }
 
 function leaseSeconds(leaseDurationMs: number): number {

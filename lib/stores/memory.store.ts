@@ -12,8 +12,8 @@ import {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
-  TransientLeaseStoreError,
 } from './lease-store.js';
+import { throwIfAborted } from './store-support.js';
 
 interface Slot {
   holder?: string;
@@ -42,7 +42,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    checkSignal(request.signal);
+    throwIfAborted(request.signal);
     const slot = this.slot(request.election);
     if (this.isHeld(slot)) return { acquired: false, holder: slot.holder, term: slot.term };
     slot.holder = request.identity;
@@ -56,7 +56,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
-    checkSignal(options.signal);
+    throwIfAborted(options.signal);
     const slot = this.slot(lease.election);
     if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) {
       throw new LeaseLostError(messages.leaseLost(lease.election));
@@ -65,7 +65,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   async release(lease: Lease, options: CallOptions): Promise<void> {
-    checkSignal(options.signal);
+    throwIfAborted(options.signal);
     const slot = this.slot(lease.election);
     if (slot.leaseId !== lease.leaseId || !this.isHeld(slot)) return;
     slot.holder = undefined;
@@ -75,7 +75,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    checkSignal(options.signal);
+    throwIfAborted(options.signal);
     const slot = this.slot(election);
     return this.isHeld(slot) ? { held: true, holder: slot.holder, term: slot.term } : { held: false, term: slot.term };
   }
@@ -100,8 +100,4 @@ export class InMemoryLeaseStore implements LeaseStore {
   private isHeld(slot: Slot): boolean {
     return slot.leaseId !== undefined && this.clock.now() < slot.expiresAt;
   }
-}
-
-function checkSignal(signal: AbortSignal): void {
-  if (signal.aborted) throw new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });
 }

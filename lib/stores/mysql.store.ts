@@ -17,6 +17,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { settleWithin, throwIfAborted, untilAborted } from './store-support.js';
 
 const STORE = 'MySqlLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';
@@ -338,43 +339,4 @@ function code(error: unknown): string | undefined {
 
 function errorName(error: unknown): string {
   return error instanceof Error ? error.name : 'unknown error';
-}
-
-async function settleWithin(work: Promise<unknown>[], ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-    timer.unref();
-  });
-  await Promise.race([Promise.allSettled(work), timeout]);
-  clearTimeout(timer);
-}
-
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });
-}
-
-/**
- * `work`, or a TransientLeaseStoreError as soon as `signal` aborts. Work abandoned that way still
- * runs to its end: `onAbandoned` (called at the abort) is where a late success gets undone.
- */
-function untilAborted<T>(signal: AbortSignal, work: Promise<T>, onAbandoned?: () => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      reject(new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason }));
-      onAbandoned?.();
-    };
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
