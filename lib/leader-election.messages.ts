@@ -42,6 +42,13 @@ export const messages = {
   watchFailed: (election: string, message: string) =>
     `leader election "${election}": release notifications unavailable (${message}); polling instead`,
 
+  alreadyStarted: (election: string) => `Elector for "${election}" was already started`,
+  notRunning: (state: string) => `elector is ${state}`,
+  unhealthyFailing: (failures: number, message: string) => `store failing for ${failures} calls: ${message}`,
+  termEnded: (reason: string) => `leadership ended: ${reason}`,
+  notLeading: 'not the leader',
+  callTimedOut: (ms: number) => `store call timed out after ${Math.round(ms)} ms`,
+
   // Revocation reasons (the `reason` of a 'revoked' event).
   reasonDeadline: 'renew deadline passed without a successful renewal',
   reasonLost: 'the store says the lease is no longer ours',

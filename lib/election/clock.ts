@@ -1,3 +1,5 @@
+import { messages } from '../leader-election.messages.js';
+
 /**
  * Time source of the elector. Monotonic (performance.now), so a wall-clock step (NTP, DST) can
  * neither extend nor cut a lease. Timers go through the clock too, so tests can drive them.
@@ -29,7 +31,7 @@ export function timeoutSignal(
 ): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const timer = clock.setTimeout(
-    () => controller.abort(new DOMException(`store call timed out after ${Math.round(ms)} ms`, 'TimeoutError')),
+    () => controller.abort(new DOMException(messages.callTimedOut(ms), 'TimeoutError')),
     ms,
   );
   const onParentAbort = () => controller.abort(parent?.reason);

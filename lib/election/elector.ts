@@ -154,12 +154,12 @@ export class Elector {
   /** Aborted the moment the current term ends; an already-aborted signal when not leading. */
   get signal(): AbortSignal {
     if (this.isLeader() && this.termController) return this.termController.signal;
-    return AbortSignal.abort(new DOMException('not the leader', 'AbortError'));
+    return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
   }
 
   /** Resolves after the first acquire attempt (won, lost or failed); never waits a poll interval. */
   async start(): Promise<void> {
-    if (this.currentState !== 'idle') throw new Error(`Elector for "${this.election}" was already started`);
+    if (this.currentState !== 'idle') throw new Error(messages.alreadyStarted(this.election));
     this.currentState = 'follower';
     this.openWatch();
     await this.runTick();
@@ -205,13 +205,13 @@ export class Elector {
    */
   health(): ElectorHealth {
     const state = this.state;
-    if (state === 'idle' || state === 'stopped') return { healthy: false, reason: `elector is ${state}` };
+    if (state === 'idle' || state === 'stopped') return { healthy: false, reason: messages.notRunning(state) };
     if (this.consecutiveFailures > 0 && this.lastError) {
       if (this.lastError.kind === 'fatal') return { healthy: false, reason: this.lastError.message };
       if (this.clock.now() - this.failingSince >= this.timings.renewDeadlineMs) {
         return {
           healthy: false,
-          reason: `store failing for ${this.consecutiveFailures} calls: ${this.lastError.message}`,
+          reason: messages.unhealthyFailing(this.consecutiveFailures, this.lastError.message),
         };
       }
     }
@@ -343,7 +343,7 @@ export class Elector {
     this.deadline = 0;
     this.currentState = 'follower';
     this.clearTimer('deadlineTimer');
-    this.termController?.abort(new DOMException(`leadership ended: ${reason}`, 'AbortError'));
+    this.termController?.abort(new DOMException(messages.termEnded(reason), 'AbortError'));
     this.termController = undefined;
     this.logger.log(messages.revoked(this.election, this.identity, lease.term, reason));
     this.events.next({ type: 'revoked', term: lease.term, reason });
@@ -458,7 +458,7 @@ export class Elector {
     if (this.currentState === 'idle') this.currentState = 'follower';
     const lease = this.currentState === 'leader' ? this.lease : undefined;
     // Abort first so stepping down schedules nothing and in-flight calls settle at once.
-    this.stopController.abort(new DOMException('elector stopped', 'AbortError'));
+    this.stopController.abort(new DOMException(messages.reasonStopped, 'AbortError'));
     this.stepDown(messages.reasonStopped, false);
     this.clearTimer('tickTimer');
     await this.inFlight?.catch(() => undefined);
