@@ -2,6 +2,7 @@
 // themselves are started by scripts/ensure-services.sh (etcd by the Jest global setup).
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 
 export const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -110,5 +111,25 @@ export class TcpGate {
       else this.queued.push(() => upstream.write(chunk));
     });
     upstream.on('data', (chunk) => client.write(chunk));
+  }
+}
+
+/**
+ * A store pointed at a closed port, then at a server that accepts but never answers, must fail
+ * with a TransientLeaseStoreError as soon as a short signal aborts (no driver-level retry storm).
+ */
+export async function expectUnreachableIsTransient(storeAt: (port: number) => LeaseStore): Promise<void> {
+  const silent = await silentServer();
+  try {
+    for (const port of [await freePort(), silent.port]) {
+      const startedAt = performance.now();
+      const error = await storeAt(port)
+        .read('e', { signal: AbortSignal.timeout(300) })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TransientLeaseStoreError);
+      expect(performance.now() - startedAt).toBeLessThan(2_000);
+    }
+  } finally {
+    await silent.close();
   }
 }
