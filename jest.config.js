@@ -24,4 +24,6 @@ export default {
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   testTimeout: 60_000,
+  // Most suites wait on timers and child processes, not the CPU: two workers fit a 2-core machine.
+  maxWorkers: 2,
 };

@@ -33,12 +33,14 @@ const STOP_GRACE_MS = 5_000;
 
 // Azurite's CLI parses process.argv, so the bootstrap rewrites argv before loading it. It also
 // exits when its stdin closes: a parent that dies (even by SIGKILL) leaves no orphan behind.
+// stdin is unref'd so that, once Azurite has closed its servers on SIGTERM, nothing keeps it alive.
 const BOOTSTRAP = `
 const [main, ...args] = process.argv.slice(1);
 process.argv = [process.argv[0], main, ...args];
 process.stdin.on('end', () => process.exit(0));
 process.stdin.on('error', () => process.exit(0));
 process.stdin.resume();
+process.stdin.unref();
 require(main);
 `;
 

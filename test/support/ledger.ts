@@ -77,7 +77,9 @@ export function checkLedger(entries: LedgerEntry[], now = Date.now()): LedgerRep
       );
     }
     if (i > 0 && sorted[i].term <= sorted[i - 1].term) {
-      violations.push(`term did not increase: ${sorted[i - 1].id}#${sorted[i - 1].term} then ${sorted[i].id}#${sorted[i].term}`);
+      violations.push(
+        `term did not increase: ${sorted[i - 1].id}#${sorted[i - 1].term} then ${sorted[i].id}#${sorted[i].term}`,
+      );
     }
   }
   for (const e of entries) {
@@ -100,4 +102,42 @@ export function checkLedger(entries: LedgerEntry[], now = Date.now()): LedgerRep
     return Math.max(gap, until - cursor);
   };
   return { intervals: sorted, violations, longestGapMs };
+}
+
+/** A stretch during which an instance must keep talking to the store (alive, running, not paused). */
+export interface ContentionWindow {
+  id: string;
+  from: number;
+  until: number;
+}
+
+/**
+ * "Followers contend for the whole process lifetime": within each window, the instance's store
+ * calls (arrival times at its proxy) may never be further apart than `maxSilenceMs`, counting the
+ * window's edges. A follower that stopped polling (or a leader that stopped renewing) shows up as
+ * one long silence.
+ */
+export function checkContention(
+  calls: ReadonlyArray<{ id: string; at: number }>,
+  windows: readonly ContentionWindow[],
+  maxSilenceMs: number,
+): string[] {
+  const violations: string[] = [];
+  for (const window of windows) {
+    if (window.until <= window.from) continue;
+    const times = calls
+      .filter((call) => call.id === window.id && call.at >= window.from && call.at <= window.until)
+      .map((call) => call.at)
+      .sort((a, b) => a - b);
+    let cursor = window.from;
+    for (const at of [...times, window.until]) {
+      if (at - cursor > maxSilenceMs) {
+        violations.push(
+          `${window.id} made no store call for ${at - cursor} ms (from ${cursor} to ${at}; allowed ${maxSilenceMs} ms): it stopped contending`,
+        );
+      }
+      cursor = at;
+    }
+  }
+  return violations;
 }

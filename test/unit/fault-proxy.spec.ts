@@ -42,6 +42,7 @@ describe('FaultProxy', () => {
     proxy.set({ kind: 'pass' });
     expect(await get(proxy.port)).toBe(200);
     expect(proxy.requests).toBe(5); // a refused connection never carries a request
+    expect(proxy.refusedConnections).toBeGreaterThanOrEqual(1);
     expect(proxy.log.map((call) => [call.mode, call.forwarded, call.status])).toEqual([
       ['pass', true, 200],
       ['status', false, 503],

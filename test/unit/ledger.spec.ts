@@ -65,7 +65,16 @@ describe('chaos ledger checker', () => {
       expect.stringContaining('a made no store call for 3300 ms (from 2700 to 6000'),
     ]);
     // Silence outside the window (e.g. while SIGSTOPped) is fine; so is a short window.
-    expect(checkContention(calls, [{ id: 'a', from: 0, until: 2800 }, { id: 'a', from: 6000, until: 7000 }], 1500)).toEqual([]);
+    expect(
+      checkContention(
+        calls,
+        [
+          { id: 'a', from: 0, until: 2800 },
+          { id: 'a', from: 6000, until: 7000 },
+        ],
+        1500,
+      ),
+    ).toEqual([]);
     // A window with no call at all, longer than allowed, fails; b's one call does not count for a.
     expect(checkContention(calls, [{ id: 'b', from: 200, until: 2000 }], 1500)).toEqual([
       expect.stringContaining('b made no store call for 1800 ms'),
