@@ -31,7 +31,10 @@ export interface LeaseStore {
   /**
    * Extend `lease` to `leaseDurationMs` from now (server time). Throws {@link LeaseLostError}
    * when the lease is no longer ours (expired and taken, released, broken, or the lease id does not
-   * match). Idempotent while the lease is ours.
+   * match). Idempotent while the lease is ours. Renewing our own lease after it expired, when nobody
+   * took it meanwhile, may succeed (Azure allows it); the elector never relies on that, because it
+   * stops acting at its deadline, which comes before expiry. A store whose leases keep the duration
+   * fixed at acquire (Azure) may ignore `leaseDurationMs` here; the elector always passes the same.
    */
   renew(lease: Lease, options: RenewOptions): Promise<void>;
 
