@@ -30,7 +30,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAborted } from './store-support.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from './store-support.js';
 
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';
@@ -326,19 +326,9 @@ export class EtcdLeaseStore implements LeaseStore {
   ): Promise<T> {
     throwIfAborted(signal);
     const running = this.getClient().then((etcd) => work(etcd, () => throwIfAborted(signal)));
-    // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-    const abandon =
-      onAbandoned &&
-      (() => {
-        const cleanup = running
-          .catch(() => undefined)
-          .then(onAbandoned)
-          .catch(() => undefined)
-          .finally(() => this.pending.delete(cleanup));
-        this.pending.add(cleanup);
-      });
     try {
-      return await untilAborted(signal, running, abandon);
+      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
+      return await untilAbortedUndoing(signal, running, this.pending, onAbandoned);
     } catch (error) {
       throw this.classify(error);
     }

@@ -17,7 +17,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAborted } from './store-support.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from './store-support.js';
 
 const STORE = 'MySqlLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';
@@ -234,19 +234,9 @@ export class MySqlLeaseStore implements LeaseStore {
       return (await this.query(sql, values)) as R[];
     };
     const running = work(step);
-    // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-    const abandon =
-      onAbandoned &&
-      (() => {
-        const cleanup = running
-          .catch(() => undefined)
-          .then(onAbandoned)
-          .catch(() => undefined)
-          .finally(() => this.pending.delete(cleanup));
-        this.pending.add(cleanup);
-      });
     try {
-      return await untilAborted(signal, running, abandon);
+      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
+      return await untilAbortedUndoing(signal, running, this.pending, onAbandoned);
     } catch (error) {
       throw this.classify(error);
     }

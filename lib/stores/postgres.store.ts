@@ -25,7 +25,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAborted } from './store-support.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from './store-support.js';
 
 const STORE = 'PostgresLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';
@@ -256,19 +256,9 @@ export class PostgresLeaseStore implements LeaseStore {
         return (await db.query<R>(query)).rows;
       }
     })();
-    // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-    const abandon =
-      onAbandoned &&
-      (() => {
-        const cleanup = work
-          .catch(() => undefined)
-          .then(onAbandoned)
-          .catch(() => undefined)
-          .finally(() => this.pending.delete(cleanup));
-        this.pending.add(cleanup);
-      });
     try {
-      return await untilAborted(signal, work, abandon);
+      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
+      return await untilAbortedUndoing(signal, work, this.pending, onAbandoned);
     } catch (error) {
       throw this.classify(error);
     }

@@ -18,7 +18,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAborted } from './store-support.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from './store-support.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
@@ -242,19 +242,9 @@ export class RedisLeaseStore implements LeaseStore {
   private async run<T>(signal: AbortSignal, work: (client: Redis) => Promise<T>, onAbandoned?: () => Promise<unknown>) {
     throwIfAborted(signal);
     const running = this.getClient().then(work);
-    // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-    const abandon =
-      onAbandoned &&
-      (() => {
-        const cleanup = running
-          .catch(() => undefined)
-          .then(onAbandoned)
-          .catch(() => undefined)
-          .finally(() => this.pending.delete(cleanup));
-        this.pending.add(cleanup);
-      });
     try {
-      return await untilAborted(signal, running, abandon);
+      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
+      return await untilAbortedUndoing(signal, running, this.pending, onAbandoned);
     } catch (error) {
       throw this.classify(error);
     }

@@ -39,6 +39,30 @@ export function untilAborted<T>(signal: AbortSignal, work: Promise<T>, onAbandon
   });
 }
 
+/**
+ * {@link untilAborted} for calls whose late success must be undone (an acquire): if the caller
+ * gives up, `undo` runs once `work` has ended, whatever its outcome. The clean-up is kept in
+ * `pending` until done, so `close()` can wait for it.
+ */
+export function untilAbortedUndoing<T>(
+  signal: AbortSignal,
+  work: Promise<T>,
+  pending: Set<Promise<unknown>>,
+  undo?: () => Promise<unknown>,
+): Promise<T> {
+  const abandon =
+    undo &&
+    (() => {
+      const cleanup = work
+        .catch(() => undefined)
+        .then(undo)
+        .catch(() => undefined)
+        .finally(() => pending.delete(cleanup));
+      pending.add(cleanup);
+    });
+  return untilAborted(signal, work, abandon);
+}
+
 /** Wait for `work` to settle, but no longer than `ms` (for clean-ups on close). */
 export async function settleWithin(work: Promise<unknown>[], ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
