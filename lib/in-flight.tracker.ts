@@ -54,7 +54,8 @@ export class InFlightTracker {
 
   private done(): void {
     this.running -= 1;
-    if (this.running > 0) return;
+    // The common case (nobody waiting for shutdown) costs nothing on the hot path.
+    if (this.running > 0 || this.idleWaiters.size === 0) return;
     const waiters = [...this.idleWaiters];
     this.idleWaiters.clear();
     for (const waiter of waiters) waiter();

@@ -39,10 +39,13 @@ export function LeaderOnly(): MethodDecorator {
     const label = describe(target, propertyKey);
     // A skipped `async` method still returns a promise (of undefined), so `.then()` callers keep working.
     const skipped = isAsyncFunction(original) ? () => Promise.resolve(undefined) : () => undefined;
+    // Route-ness is read at the first call, not here: @Get() may be applied after us, onto the
+    // wrapper. By the first call every decorator has run, so it is read once (hot path).
+    let routeness: boolean | undefined;
     const wrapper = new Proxy(original, {
       apply: (method, self: unknown, args: unknown[]) => {
-        // Route-ness is read at call time: @Get() may be applied after us, onto the wrapper.
-        const isRoute = Reflect.hasMetadata(PATH_METADATA, wrapper);
+        routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper);
+        const isRoute = routeness;
         const binding = bindingOf(self);
         if (!binding) {
           // Request-scoped/transient controllers are not marked; the guard has decided for them.
