@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// `npm run bench`: every benchmark figure of the README's "Performance" section, side by side with
+// the alternatives, printed as one table and written to bench/results/latest.json. No pass/fail:
+// each figure is shown next to its theoretical bound.
+//
+//   node bench/run.mjs [--quick]          (--quick: 3 trials per figure, shorter windows; for a smoke run)
+//
+// It installs bench/'s own dependencies when missing (`npm ci --prefix bench`), makes sure the
+// machine's PostgreSQL / MariaDB / Redis are up and etcd is installed (scripts/ensure-services.sh),
+// and starts Azurite and etcd on free ports (the tests' own test/setup helpers). TypeScript (the
+// library, the bench apps) runs through the tests' swc loader, so it measures lib/ as it is.
+//
+// Figures (see each module):
+//   1 decorator overhead  bench/figures/overhead.mjs  + apps/decorator-bench.mjs, apps/overhead-app.ts
+//   2 guard overhead      bench/figures/overhead.mjs  + apps/http-app.ts
+//   3 failover per store  bench/figures/failover.mjs  + apps/replica.ts
+//   4 side by side        bench/figures/failover.mjs  + apps/peer-nle.mjs, apps/peer-etcd3.mjs
+//   5 calls per hour      apps/calls.ts
+//   6 contention          bench/figures/contention.mjs + apps/contender.ts
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const startedAt = Date.now();
+
+// ---- bench/'s own dependencies -------------------------------------------------------------------
+const lockfile = join(here, 'package-lock.json');
+const installed = join(here, 'node_modules/.package-lock.json');
+if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lockfile).mtimeMs) {
+  console.log('bench: installing its dependencies (npm ci --prefix bench)…');
+  const result = spawnSync('npm', ['ci', '--prefix', here, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+// ---- servers --------------------------------------------------------------------------------------
+const ensure = spawnSync('bash', [join(root, 'scripts/ensure-services.sh')], { cwd: root, stdio: 'inherit' });
+if (ensure.status !== 0)
+  console.warn('bench: scripts/ensure-services.sh failed; figures of missing servers will show errors');
+
+// TypeScript from here on (the tests' swc loader), then everything that needs bench/node_modules.
+await import('../test/support/swc-register.mjs');
+const { main } = await import('./lib/main.mjs');
+const code = await main({ root, startedAt, quick: process.argv.includes('--quick') });
+process.exit(code);
