@@ -8,6 +8,7 @@ import {
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { Subscription } from 'rxjs';
 import type { LeadershipEvent } from './election/elector.js';
+import { isPromiseLike } from './in-flight.tracker.js';
 import {
   LEADER_ELECTION_BINDING,
   LEADER_ONLY_METADATA,
@@ -139,12 +140,4 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       fail(error);
     }
   }
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as PromiseLike<unknown>).then === 'function'
-  );
 }
