@@ -178,6 +178,8 @@ async function findEtcd(): Promise<string | undefined> {
   return undefined;
 }
 
+// A twin of azurite.ts's freePort: Jest's global setup loads this file without its `.js` → `.ts`
+// mapping, so it cannot import a sibling module at run time.
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { freePort } from './azurite.js';
 
 export const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -25,20 +26,8 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 }
 
-/** A loopback port nobody listens on right now (also: an "unreachable server" for tests). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
+// A loopback port nobody listens on right now (also: an "unreachable server" for tests).
+export { freePort };
 
 /** A TCP server that accepts connections and never answers: a dead server or network path. */
 export async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
