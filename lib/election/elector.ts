@@ -268,7 +268,7 @@ export class Elector {
       );
       this.noteSuccess();
       if (!result.acquired) {
-        this.observeLeader(result.holder);
+        this.setObservedLeader(result.holder);
         return;
       }
       // Won, but too late to act on it (or we are stopping): hand it straight back.
@@ -363,10 +363,6 @@ export class Elector {
 
   private validUntil(): number {
     return Date.now() + (this.deadline - this.clock.now());
-  }
-
-  private observeLeader(holder: string | undefined): void {
-    this.setObservedLeader(holder);
   }
 
   private setObservedLeader(leaderId: string | undefined): void {
