@@ -303,7 +303,6 @@ export class Elector {
       if (error.kind === 'lost') {
         this.noteSuccess();
         if (this.lease !== lease) return;
-        this.observedLeader = undefined;
         this.stepDown(messages.reasonLost, false);
         return;
       }

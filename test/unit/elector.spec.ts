@@ -215,6 +215,8 @@ describe('Elector', () => {
     expect(a.isLeader()).toBe(false);
     expect(a.leaderId).toBeUndefined();
     expect(events).toContainEqual({ type: 'revoked', term: 1, reason: expect.stringContaining('no longer ours') });
+    // Like every other step-down, observers hear that we are no longer the known leader.
+    expect(events.at(-1)).toEqual({ type: 'leader-changed', leaderId: undefined });
   });
 
   it('resign hands leadership to another instance and sits out the next round', async () => {
