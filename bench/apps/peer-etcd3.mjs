@@ -8,18 +8,14 @@
 // stdout `@@b {json}` lines, as bench/apps/replica.ts: ready, elected, revoked, act, believes,
 // believes-true (after a pause), resumed. End of stdin → exit (no orphans).
 import { Etcd3 } from 'etcd3';
+import { emitter, env } from './peer-protocol.mjs';
 
-const env = (name, fallback) => {
-  const value = process.env[name] ?? fallback;
-  if (value === undefined) throw new Error(`${name} is required`);
-  return value;
-};
 const identity = env('IDENTITY');
 const TICK_MS = Number(env('TICK_MS', '20'));
 const RETRY_MS = Number(env('RETRY_MS', '2000'));
 const TTL_S = Math.round(Number(env('LEASE_MS', '15000')) / 1000);
 const RESUME_WINDOW_MS = 3_000;
-const emit = (event) => process.stdout.write(`@@b ${JSON.stringify({ ...event, id: identity, at: Date.now() })}\n`);
+const emit = emitter(identity);
 
 const client = new Etcd3({ hosts: env('ETCD_ENDPOINT') });
 const election = client.election(env('ELECTION'), TTL_S);

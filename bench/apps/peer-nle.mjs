@@ -14,15 +14,11 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LeaderElectorModule, LeaderElectorService } from 'nest-leader-election';
+import { emitter, env } from './peer-protocol.mjs';
 
-const env = (name, fallback) => {
-  const value = process.env[name] ?? fallback;
-  if (value === undefined) throw new Error(`${name} is required`);
-  return value;
-};
 const identity = env('IDENTITY');
 const TICK_MS = Number(env('TICK_MS', '20'));
-const emit = (event) => process.stdout.write(`@@b ${JSON.stringify({ ...event, id: identity, at: Date.now() })}\n`);
+const emit = emitter(identity);
 
 const url = new URL(env('PG_URL'));
 class AppModule {}
