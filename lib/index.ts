@@ -1,7 +1,7 @@
 // Public API. Drivers other than Azure live behind their own subpaths
 // (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
 // /terminus, so importing this file loads none of those optional peers.
-export type { Clock } from './election/clock.js';
+export type { Clock } from './shared/clock.js';
 export {
   Elector,
   type ElectorHealth,

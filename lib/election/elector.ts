@@ -9,8 +9,8 @@ import {
   type LeaseWatch,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
-import { untilAborted } from '../stores/store-support.js';
-import { type Clock, type ClockTimer, systemClock, timeoutSignal } from './clock.js';
+import { untilAborted } from '../shared/abort.js';
+import { type Clock, type ClockTimer, systemClock, timeoutSignal } from '../shared/clock.js';
 import { type ElectorTimings, resolveElectorOptions } from './elector-options.js';
 
 export interface ElectorLogger {

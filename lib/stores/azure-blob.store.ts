@@ -21,7 +21,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { throwIfAborted, untilAborted } from './store-support.js';
+import { throwIfAborted, untilAborted } from '../shared/abort.js';
 
 /**
  * What `url` accepts: a `StorageSharedKeyCredential`, an `AnonymousCredential` or any `TokenCredential`

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type Clock, systemClock } from '../election/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { messages } from '../leader-election.messages.js';
 import {
   type AcquireRequest,
@@ -13,7 +13,7 @@ import {
   type LeaseWatch,
   type RenewOptions,
 } from './lease-store.js';
-import { throwIfAborted } from './store-support.js';
+import { throwIfAborted } from '../shared/abort.js';
 
 interface Slot {
   holder?: string;

@@ -25,7 +25,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from './store-support.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'PostgresLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';

@@ -18,7 +18,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from './store-support.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { FakeClock } from '../../lib/election/clock.js';
+import { FakeClock } from '../../lib/shared/fake-clock.js';
 import { Elector, type ElectorOptions, type LeadershipEvent } from '../../lib/election/elector.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';

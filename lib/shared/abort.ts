@@ -1,7 +1,7 @@
 import { messages } from '../leader-election.messages.js';
-import { TransientLeaseStoreError } from './lease-store.js';
+import { TransientLeaseStoreError } from './errors.js';
 
-/** Small pieces every store needs to keep the contract's "every call honours its signal". */
+/** Abort handling shared by the elector and the stores: every call honours its signal. */
 
 export function abortedError(signal: AbortSignal): TransientLeaseStoreError {
   return new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });

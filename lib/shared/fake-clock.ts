@@ -1,50 +1,4 @@
-import { messages } from '../leader-election.messages.js';
-
-/**
- * Time source of the elector. Monotonic (performance.now), so a wall-clock step (NTP, DST) can
- * neither extend nor cut a lease. Timers go through the clock too, so tests can drive them.
- */
-export interface Clock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): ClockTimer;
-  clearTimeout(timer: ClockTimer): void;
-}
-
-export type ClockTimer = unknown;
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, Math.max(0, ms));
-    // Our timers alone never keep a process alive: an app that forgot to stop us still exits.
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
-};
-
-/** An AbortSignal that aborts after `ms` on `clock`, or when `parent` aborts. */
-export function timeoutSignal(
-  clock: Clock,
-  ms: number,
-  parent?: AbortSignal,
-): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const timer = clock.setTimeout(
-    () => controller.abort(new DOMException(messages.callTimedOut(ms), 'TimeoutError')),
-    ms,
-  );
-  const onParentAbort = () => controller.abort(parent?.reason);
-  if (parent?.aborted) onParentAbort();
-  else parent?.addEventListener('abort', onParentAbort, { once: true });
-  return {
-    signal: controller.signal,
-    dispose: () => {
-      clock.clearTimeout(timer);
-      parent?.removeEventListener('abort', onParentAbort);
-    },
-  };
-}
+import type { Clock, ClockTimer } from './clock.js';
 
 /**
  * A clock for tests: time moves only when told. `advance` runs due timers in order (awaiting
@@ -53,6 +7,8 @@ export function timeoutSignal(
  */
 export class FakeClock implements Clock {
   private current = 0;
+  /** Wall time minus monotonic time: moves on a suspend or a wall-clock step. */
+  private wallOffset = 1_700_000_000_000;
   private nextId = 1;
   private readonly timers = new Map<number, { at: number; callback: () => void }>();
 
@@ -62,6 +18,10 @@ export class FakeClock implements Clock {
 
   now(): number {
     return this.current;
+  }
+
+  wallNow(): number {
+    return this.current + this.wallOffset;
   }
 
   setTimeout(callback: () => void, ms: number): ClockTimer {
@@ -81,6 +41,19 @@ export class FakeClock implements Clock {
 
   jump(ms: number): void {
     this.current += ms;
+  }
+
+  /**
+   * A whole-machine suspend (VM paused, laptop asleep): the wall clock moves on, the monotonic
+   * clock (CLOCK_MONOTONIC on Linux) does not, and no timer runs meanwhile.
+   */
+  suspend(ms: number): void {
+    this.stepWall(ms);
+  }
+
+  /** The wall clock alone steps (NTP correction, manual change): forward or, if negative, back. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
   }
 
   async advance(ms: number): Promise<void> {

@@ -1,0 +1,34 @@
+/** The typed outcomes of a failed store call; the elector acts on `kind`, never on raw errors. */
+
+/** How the elector treats a failure. */
+export type LeaseStoreErrorKind = 'lost' | 'transient' | 'fatal';
+
+export abstract class LeaseStoreError extends Error {
+  abstract readonly kind: LeaseStoreErrorKind;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The lease is not (or no longer) ours: step down, then contend as a follower. */
+export class LeaseLostError extends LeaseStoreError {
+  readonly kind = 'lost';
+}
+
+/** Network, timeout, abort, 5xx, throttling: a leader keeps leading until its deadline. */
+export class TransientLeaseStoreError extends LeaseStoreError {
+  readonly kind = 'transient';
+}
+
+/** Authentication, permission or configuration: retrying will not help until someone fixes it. */
+export class FatalLeaseStoreError extends LeaseStoreError {
+  readonly kind = 'fatal';
+}
+
+/** Classify anything a store threw; unknown errors count as transient (retry, never assume). */
+export function toLeaseStoreError(error: unknown): LeaseStoreError {
+  if (error instanceof LeaseStoreError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransientLeaseStoreError(message, { cause: error });
+}
