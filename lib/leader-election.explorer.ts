@@ -17,7 +17,8 @@ import {
 } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { LeaderElectionService } from './leader-election.service.js';
-import { bindingOf, createLeaderOnlyBinding, type LeaderOnlyBinding } from './leader-only.decorator.js';
+import { bindingOf, type LeaderOnlyBinding } from './leader-only.decorator.js';
+import { LeaderOnlyGuard } from './leader-only.guard.js';
 import type { LeadershipHookKind } from './leadership-hooks.decorator.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
@@ -49,8 +50,17 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly election: LeaderElectionService,
+    guard: LeaderOnlyGuard,
   ) {
-    this.binding = createLeaderOnlyBinding(election, this.logger);
+    // The service decides and counts; a route reached without the guard's consent throws its 503.
+    this.binding = {
+      invoke: (label, isRoute, call, skipped) =>
+        election.runLeaderOnly(call, () => {
+          if (isRoute) throw guard.notLeaderException();
+          this.logger.debug(messages.jobSkipped(label, election.election, election.isSteppingDown));
+          return skipped();
+        }),
+    };
   }
 
   onModuleInit(): void {
@@ -95,19 +105,20 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
         hasLeaderOnly ||= leaderOnly;
         for (const kind of kinds) this.hooks.push({ kind, label, instance, method });
       }
-      if (hasLeaderOnly) this.bind(instance, String(wrapper.name));
+      if (hasLeaderOnly && !this.bind(instance)) this.logger.warn(messages.boundElsewhere(String(wrapper.name)));
     }
   }
 
-  private bind(instance: object, name: string): void {
+  /**
+   * @internal Marks `instance` as this application's, so its `@LeaderOnly` methods ask this app's
+   * election (the testing kit binds instances made with `new`). False when another app has it.
+   */
+  bind(instance: object): boolean {
     const existing = bindingOf(instance);
-    if (existing === this.binding) return;
-    if (existing) {
-      this.logger.warn(messages.boundElsewhere(name));
-      return;
-    }
+    if (existing) return existing === this.binding;
     // Own, non-enumerable, per instance: the prototype (shared by every app) is never touched.
     Object.defineProperty(instance, LEADER_ELECTION_BINDING, { value: this.binding, configurable: true });
+    return true;
   }
 
   private dispatch(event: LeadershipEvent): void {
@@ -132,7 +143,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const fail = (error: unknown) =>
       this.logger.error(messages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
     try {
-      this.election.hookCalls.track(() => {
+      this.election.trackHook(() => {
         const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
         return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
       });

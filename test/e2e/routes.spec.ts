@@ -18,6 +18,7 @@ import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, RecordingStore, sleep, waitFor } from './helpers.js';
 
 const handled: string[] = [];
+const started: string[] = [];
 
 @Controller('admin')
 class AdminController {
@@ -40,6 +41,7 @@ class AdminController {
   @Get('slow')
   @LeaderOnly()
   async slow(): Promise<{ done: true }> {
+    started.push(`slow@${this.election.identity}`);
     await sleep(800);
     handled.push(`slow@${this.election.identity}`);
     return { done: true };
@@ -205,7 +207,7 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
 
     const slow = request(server).get('/admin/slow');
     const slowDone = slow.then((res) => ({ res, at: Date.now() }));
-    await waitFor('the slow request to be in flight', () => electionOf(leader).inFlight.size === 1);
+    await waitFor('the slow request to be in flight', () => started.includes('slow@app-a'));
     const closing = leader.close();
     await waitFor('stepping down', () => electionOf(leader).isSteppingDown, 2_000, 1);
 
