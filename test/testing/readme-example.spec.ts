@@ -11,12 +11,12 @@ import { type ElectedHookEvent, LeaderOnly, OnElected, OnRevoked } from '../../l
 import { LeaderElectionTestingModule, TestingLeadership } from '../../lib/testing.js';
 
 // --- the application code under test ---------------------------------------------------------
-export abstract class Ledger {
+abstract class Ledger {
   abstract closeBooks(): Promise<void>;
 }
 
 @Injectable()
-export class BillingJobs {
+class BillingJobs {
   pumping = false;
   constructor(private readonly ledger: Ledger) {}
 
@@ -37,7 +37,7 @@ export class BillingJobs {
 }
 
 @Controller('admin')
-export class AdminController {
+class AdminController {
   @Post('reindex')
   @LeaderOnly()
   reindex(): { ok: true } {
