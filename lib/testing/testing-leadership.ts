@@ -52,15 +52,16 @@ export class TestingLeadership {
   }
 
   /**
-   * Binds an instance made with `new` to this application's election, so its `@LeaderOnly`
-   * methods run on the leader and are skipped on a follower, exactly as for a provider. (Its
-   * leadership hooks are not called: only instances Nest creates are scanned for those.)
+   * Binds an instance made with `new` to this application's election, as if Nest had created it:
+   * its `@LeaderOnly` methods run on the leader and are skipped on a follower, and its
+   * `@OnElected` / `@OnRevoked` / `@OnLeaderChanged` handlers are called from now on — at once with
+   * the current state, when bound after `init()`. Returns the instance.
    */
   bind<T extends object>(instance: T): T {
     if (instance === null || (typeof instance !== 'object' && typeof instance !== 'function')) {
       throw new TypeError(messages.testingNotAnObject(instance));
     }
-    if (!this.explorer.bind(instance)) {
+    if (!this.explorer.adopt(instance)) {
       throw new Error(messages.testingBoundElsewhere(instance.constructor?.name ?? 'the instance'));
     }
     return instance;

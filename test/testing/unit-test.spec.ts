@@ -189,7 +189,7 @@ describe('a service with @Cron @LeaderOnly, unit-tested with LeaderElectionTesti
     expect(jobs.events).toEqual([]);
   });
 
-  it('a class made with new is refused loudly, and runs once bound with TestingLeadership.bind()', async () => {
+  it('a class made with new is refused loudly, and behaves as a provider once bound with TestingLeadership.bind()', async () => {
     const byHand = new BillingJobs(new FakeLedger());
     await expect(byHand.closeBooks()).rejects.toThrow(
       /BillingJobs\.closeBooks is @LeaderOnly\(\) but its instance is not bound .*TestingLeadership\.bind\(instance\)/,
@@ -197,11 +197,26 @@ describe('a service with @Cron @LeaderOnly, unit-tested with LeaderElectionTesti
 
     const ownLedger = new FakeLedger();
     const bound = leadership.bind(new BillingJobs(ownLedger));
+    // Its hooks are called as for a provider: at once with the current state, then on every change.
+    expect(bound.events).toEqual(['leader test-instance', 'elected 1 aborted=false']);
     await expect(bound.closeBooks()).resolves.toBe('closed');
     await leadership.revoke();
     await expect(bound.closeBooks()).resolves.toBeUndefined();
     expect(ownLedger.closed).toEqual(['2026-11']);
-    expect(leadership.bind(bound)).toBe(bound); // binding twice to the same app is fine
+    expect(bound.events.slice(2)).toEqual([
+      'signal aborted in term 1',
+      'revoked 1: the store says the lease is no longer ours',
+      'leader unknown',
+    ]);
+
+    // Binding twice, or binding what Nest already manages, adds nothing: every hook runs once.
+    expect(leadership.bind(bound)).toBe(bound);
+    expect(leadership.bind(jobs)).toBe(jobs);
+    bound.events.length = 0;
+    jobs.events.length = 0;
+    await leadership.elect();
+    expect(bound.events).toEqual(['elected 2 aborted=false', 'leader test-instance']);
+    expect(jobs.events).toEqual(bound.events);
   });
 
   it('refuses to bind an instance that another application already owns', async () => {
@@ -249,12 +264,17 @@ describe('LeaderElectionTestingModule.forRoot() options and lifecycle', () => {
     // Before init() nothing is bound yet either: the call says so instead of skipping unseen.
     await expect(moduleRef.get(BillingJobs).closeBooks()).rejects.toThrow(/application is not initialised yet/);
 
+    const early = leadership.bind(new BillingJobs(new FakeLedger())); // bound before init: hooks start at bootstrap
+
     await moduleRef.init();
     const election = moduleRef.get(LeaderElectionService);
     expect(election.status()).toMatchObject({ election: 'billing', identity: 'replica-a', isLeader: false });
+    expect(early.events).toEqual([]);
     await expect(moduleRef.get(BillingJobs).closeBooks()).resolves.toBeUndefined();
     await leadership.elect();
     await expect(moduleRef.get(BillingJobs).closeBooks()).resolves.toBe('closed');
+    await expect(early.closeBooks()).resolves.toBe('closed');
+    expect(early.events).toEqual(['elected 1 aborted=false', 'leader replica-a']);
     await moduleRef.close();
   });
 
