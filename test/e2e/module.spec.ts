@@ -6,6 +6,7 @@ import type { LeaderElectionModuleOptions } from '../../lib/interfaces/leader-el
 import { LeaderElectionModule } from '../../lib/leader-election.module.js';
 import type { LeaderElectionOptionsFactory } from '../../lib/leader-election.module-definition.js';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
+import { InjectLeaderElectionOptions } from '../../lib/leader-election-options.decorator.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { closeAll, createApp, electionOf, LEASE_MS, sleep, waitFor } from './helpers.js';
@@ -111,6 +112,33 @@ describe('LeaderElectionModule', () => {
     expect(follower.get(FeatureJobs).work()).toBeUndefined();
     await request(leader.getHttpServer()).get('/feature').expect(200, 'feature');
     await request(follower.getHttpServer()).get('/feature').expect(503);
+  });
+
+  it('@InjectLeaderElectionOptions() gives any provider the options as given (forRoot and forRootAsync)', async () => {
+    @Injectable()
+    class ReadsOptions {
+      constructor(@InjectLeaderElectionOptions() readonly options: LeaderElectionModuleOptions) {}
+    }
+    @Module({ providers: [ReadsOptions], exports: [ReadsOptions] })
+    class OptionsFeature {}
+
+    const viaForRoot = await createApp({
+      election: { store: sharedStore, identity: 'opt-1' },
+      imports: [OptionsFeature],
+    });
+    apps.push(viaForRoot);
+    expect(viaForRoot.get(ReadsOptions).options).toMatchObject({
+      election: 'e2e',
+      identity: 'opt-1',
+      store: sharedStore,
+    });
+
+    const viaAsync = await createApp({
+      electionModule: LeaderElectionModule.forRootAsync({ imports: [ConfigModule], useClass: OptionsFactory }),
+      imports: [OptionsFeature],
+    });
+    apps.push(viaAsync);
+    expect(viaAsync.get(ReadsOptions).options).toMatchObject({ election: 'from-config', identity: 'cfg-1' });
   });
 
   it('with isGlobal: false a feature module that does not import it fails to start', async () => {

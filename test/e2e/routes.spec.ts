@@ -13,6 +13,7 @@ import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/
 import request from 'supertest';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { NotLeaderException } from '../../lib/leader-only.exception.js';
 import { LeaderOnlyGuard } from '../../lib/leader-only.guard.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, RecordingStore, sleep, waitFor } from './helpers.js';
@@ -192,7 +193,14 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(HttpException);
+    expect(thrown).toBeInstanceOf(NotLeaderException);
     expect((thrown as HttpException).getStatus()).toBe(503);
+    expect((thrown as HttpException).getResponse()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'This instance is not the leader of "e2e"; retry later.',
+      leaderId: 'app-a',
+    });
     expect(handled).toEqual([]);
   });
 
