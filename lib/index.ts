@@ -1,7 +1,7 @@
 // Public API. Drivers other than Azure live behind their own subpaths
 // (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
 // /terminus, so importing this file loads none of those optional peers.
-export type { Clock } from './shared/clock.js';
+
 export {
   Elector,
   type ElectorHealth,
@@ -27,8 +27,10 @@ export {
   type LeaderElectionStatus,
   type LeadershipTerm,
 } from './leader-election.service.js';
+export { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 export { LeaderOnly } from './leader-only.decorator.js';
-export { LeaderOnlyGuard, type NotLeaderResponseBody } from './leader-only.guard.js';
+export { NotLeaderException, type NotLeaderResponseBody } from './leader-only.exception.js';
+export { LeaderOnlyGuard } from './leader-only.guard.js';
 export {
   type ElectedHookEvent,
   type LeaderChangedHookEvent,
@@ -37,6 +39,7 @@ export {
   OnRevoked,
   type RevokedHookEvent,
 } from './leadership-hooks.decorator.js';
+export type { Clock } from './shared/clock.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
 export {
   type AcquireRequest,

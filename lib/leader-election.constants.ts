@@ -1,5 +1,14 @@
-/** Injection token of the module options (forRoot value or forRootAsync factory result). */
+/**
+ * Injection token of the module options (forRoot value or forRootAsync factory result); inject
+ * them with `@InjectLeaderElectionOptions()`.
+ */
 export const LEADER_ELECTION_MODULE_OPTIONS = 'LEADER_ELECTION_MODULE_OPTIONS';
+
+/**
+ * @internal Injection token of the service's {@link ElectorFactory}: unset in production (the
+ * service builds an Elector), set by the testing kit. Not exported from the package.
+ */
+export const LEADER_ELECTION_ELECTOR_FACTORY = Symbol('leader-election:elector-factory');
 
 /** Reflect-metadata key marking a `@LeaderOnly()` method (value: true). */
 export const LEADER_ONLY_METADATA = 'leader-election:leader-only';

@@ -17,7 +17,8 @@ import {
 } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { LeaderElectionService } from './leader-election.service.js';
-import { bindingOf, createLeaderOnlyBinding, type LeaderOnlyBinding } from './leader-only.decorator.js';
+import { bindingOf, type LeaderOnlyBinding } from './leader-only.decorator.js';
+import { LeaderOnlyGuard } from './leader-only.guard.js';
 import type { LeadershipHookKind } from './leadership-hooks.decorator.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
@@ -43,14 +44,26 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   private readonly logger = new Logger(LOGGER_CONTEXT);
   private readonly binding: LeaderOnlyBinding;
   private readonly hooks: Hook[] = [];
+  /** Instances already explored or adopted: each is scanned once. */
+  private readonly known = new WeakSet<object>();
+  private bootstrapped = false;
   private subscription?: Subscription;
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly election: LeaderElectionService,
+    guard: LeaderOnlyGuard,
   ) {
-    this.binding = createLeaderOnlyBinding(election, this.logger);
+    // The service decides and counts; a route reached without the guard's consent throws its 503.
+    this.binding = {
+      invoke: (label, isRoute, call, skipped) =>
+        election.runLeaderOnly(call, () => {
+          if (isRoute) throw guard.notLeaderException();
+          this.logger.debug(messages.jobSkipped(label, election.election, election.isSteppingDown));
+          return skipped();
+        }),
+    };
   }
 
   onModuleInit(): void {
@@ -58,60 +71,88 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   }
 
   onApplicationBootstrap(): void {
-    if (this.hooks.length === 0) return;
-    this.subscription = this.election.events$.subscribe((event) => this.dispatch(event));
-    // Whatever happened during module init is summed up as the current state, now that every
-    // provider is initialised. Same synchronous turn as the subscription: nothing lost or doubled.
-    const leaderId = this.election.leaderId;
-    if (leaderId !== undefined) this.dispatch({ type: 'leader-changed', leaderId });
-    if (this.election.isLeader()) this.dispatch({ type: 'elected', term: this.election.term });
+    this.bootstrapped = true;
+    if (this.hooks.length > 0) this.listen(this.hooks);
   }
 
   onApplicationShutdown(): void {
     this.subscription?.unsubscribe();
   }
 
+  /**
+   * @internal Adopts an instance Nest does not manage (the testing kit's `bind()`): its
+   * `@LeaderOnly` methods ask this app's election and its hooks are called from now on, as for a
+   * provider. False when another application has it.
+   */
+  adopt(instance: object): boolean {
+    if (this.known.has(instance)) return bindingOf(instance) === this.binding;
+    const { hooks } = this.scan(instance, instance.constructor?.name ?? 'anonymous');
+    if (!this.bind(instance)) return false;
+    this.known.add(instance);
+    this.hooks.push(...hooks);
+    if (this.bootstrapped && hooks.length > 0) this.listen(hooks);
+    return true;
+  }
+
   private explore(): void {
-    const seen = new Set<object>();
     for (const wrapper of [...this.discovery.getControllers(), ...this.discovery.getProviders()]) {
       const { instance } = wrapper;
-      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
-      seen.add(instance);
-      const prototype = Object.getPrototypeOf(instance);
-      if (!prototype) continue;
-      let hasLeaderOnly = false;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const fn: unknown = (instance as Record<string, unknown>)[method];
-        if (typeof fn !== 'function') continue;
-        const leaderOnly = Reflect.getMetadata(LEADER_ONLY_METADATA, fn) === true;
-        const kinds: LeadershipHookKind[] = Reflect.getMetadata(LEADERSHIP_HOOKS_METADATA, fn) ?? [];
-        if (!leaderOnly && kinds.length === 0) continue;
-        const label = `${instance.constructor?.name ?? String(wrapper.name)}.${method}`;
-        if (!wrapper.isDependencyTreeStatic()) {
-          // Nest creates these per request/consumer: there is no single instance to mark or call.
-          this.logger.warn(messages.nonStaticProvider(label));
-          continue;
-        }
-        hasLeaderOnly ||= leaderOnly;
-        for (const kind of kinds) this.hooks.push({ kind, label, instance, method });
+      if (!instance || typeof instance !== 'object' || this.known.has(instance)) continue;
+      this.known.add(instance);
+      const { labels, hasLeaderOnly, hooks } = this.scan(instance, instance.constructor?.name ?? String(wrapper.name));
+      if (!wrapper.isDependencyTreeStatic()) {
+        // Nest creates these per request/consumer: there is no single instance to mark or call.
+        for (const label of labels) this.logger.warn(messages.nonStaticProvider(label));
+        continue;
       }
-      if (hasLeaderOnly) this.bind(instance, String(wrapper.name));
+      this.hooks.push(...hooks);
+      if (hasLeaderOnly && !this.bind(instance)) this.logger.warn(messages.boundElsewhere(String(wrapper.name)));
     }
   }
 
-  private bind(instance: object, name: string): void {
-    const existing = bindingOf(instance);
-    if (existing === this.binding) return;
-    if (existing) {
-      this.logger.warn(messages.boundElsewhere(name));
-      return;
+  /** The `@LeaderOnly` and leadership-hook methods of `instance`. */
+  private scan(instance: object, owner: string): { labels: string[]; hasLeaderOnly: boolean; hooks: Hook[] } {
+    const found = { labels: [] as string[], hasLeaderOnly: false, hooks: [] as Hook[] };
+    const prototype = Object.getPrototypeOf(instance);
+    if (!prototype) return found;
+    for (const method of this.scanner.getAllMethodNames(prototype)) {
+      const fn: unknown = (instance as Record<string, unknown>)[method];
+      if (typeof fn !== 'function') continue;
+      const leaderOnly = Reflect.getMetadata(LEADER_ONLY_METADATA, fn) === true;
+      const kinds: LeadershipHookKind[] = Reflect.getMetadata(LEADERSHIP_HOOKS_METADATA, fn) ?? [];
+      if (!leaderOnly && kinds.length === 0) continue;
+      const label = `${owner}.${method}`;
+      found.labels.push(label);
+      found.hasLeaderOnly ||= leaderOnly;
+      for (const kind of kinds)
+        found.hooks.push({ kind, label, instance: instance as Record<string, unknown>, method });
     }
+    return found;
+  }
+
+  /** Marks `instance` as this application's; false when another app has it. */
+  private bind(instance: object): boolean {
+    const existing = bindingOf(instance);
+    if (existing) return existing === this.binding;
     // Own, non-enumerable, per instance: the prototype (shared by every app) is never touched.
     Object.defineProperty(instance, LEADER_ELECTION_BINDING, { value: this.binding, configurable: true });
+    return true;
   }
 
-  private dispatch(event: LeadershipEvent): void {
-    for (const hook of this.hooks) {
+  /**
+   * Starts calling `hooks`, beginning with the current state, summed up. At bootstrap that is what
+   * happened during module init, now that every provider is initialised. Same synchronous turn as
+   * the subscription: nothing lost or doubled.
+   */
+  private listen(hooks: readonly Hook[]): void {
+    this.subscription ??= this.election.events$.subscribe((event) => this.dispatch(event));
+    const leaderId = this.election.leaderId;
+    if (leaderId !== undefined) this.dispatch({ type: 'leader-changed', leaderId }, hooks);
+    if (this.election.isLeader()) this.dispatch({ type: 'elected', term: this.election.term }, hooks);
+  }
+
+  private dispatch(event: LeadershipEvent, hooks: readonly Hook[] = this.hooks): void {
+    for (const hook of hooks) {
       if (hook.kind !== event.type) continue;
       let argument: unknown;
       if (event.type === 'elected') {
@@ -132,7 +173,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const fail = (error: unknown) =>
       this.logger.error(messages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
     try {
-      this.election.hookCalls.track(() => {
+      this.election.trackHook(() => {
         const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
         return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
       });

@@ -177,9 +177,9 @@ export const messages = {
   refusedNonHttp: (type: string, election: string) =>
     `refused a ${type} call: not the leader of "${election}" (answered with the transport's Forbidden error)`,
   unbound: (target: string) =>
-    `${target} is @LeaderOnly() but its instance is not managed by an application that imports LeaderElectionModule (request-scoped, transient, or created with new); the call was skipped`,
+    `${target} is @LeaderOnly() but its instance is not bound to an application's leader election, so nobody can tell whether it may run: it was created with new, is request-scoped or transient, or its application is not initialised yet. Let Nest create it in an application that imports LeaderElectionModule and call init() (app.init() / moduleRef.init()); in unit tests import LeaderElectionTestingModule from nestjs-leader-election/testing, or bind an instance made with new by TestingLeadership.bind(instance)`,
   nonStaticProvider: (target: string) =>
-    `${target} is @LeaderOnly() or a leadership hook in a request-scoped or transient provider: its calls cannot be tracked and are skipped outside routes (routes stay protected by LeaderOnlyGuard)`,
+    `${target} is @LeaderOnly() or a leadership hook in a request-scoped or transient provider: its calls cannot be tracked, so outside routes they throw (routes stay protected by LeaderOnlyGuard) and hooks are not called`,
   boundElsewhere: (target: string) =>
     `${target} is one instance shared by several applications; it stays bound to the first one's leader election`,
   hookFailed: (target: string, hook: string, error: unknown) =>
@@ -193,7 +193,16 @@ export const messages = {
   storeCloseFailed: (election: string, store: string, message: string) =>
     `leader election "${election}": closing ${store} failed: ${message}`,
   waitStopped: (election: string) => `leader election "${election}" stopped before this instance became the leader`,
-  healthSteppingDown: 'stepping down (application shutting down)',
+  notAMethod: (target: string) => `@LeaderOnly() decorates methods; ${target} is not one`,
+  // ---- Testing kit (nestjs-leader-election/testing) ------------------------------------------
+  testingNotRunning: (method: string, state: string) =>
+    `TestingLeadership.${method}(): the leader election is ${state === 'idle' ? 'not started: call await app.init() (or moduleRef.init()) first' : 'stopped: the application was closed'}`,
+  testingInvalidTerm: (value: unknown) => `term must be a positive safe integer (got ${String(value)})`,
+  testingInvalidIdentity: (value: unknown) =>
+    `identity must be a non-empty string or undefined (got ${JSON.stringify(value)})`,
+  testingBoundElsewhere: (target: string) =>
+    `TestingLeadership.bind(): ${target} is already bound to another application's leader election`,
+  testingNotAnObject: (value: unknown) => `TestingLeadership.bind() takes an object (got ${String(value)})`,
 } as const;
 
 function formatSeconds(ms: number): string {

@@ -7,18 +7,14 @@ import { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';
  * Global by default: the guard that `@LeaderOnly()` puts on routes is instantiated in each
  * controller's module and needs the service from there.
  */
-export const {
-  ConfigurableModuleClass: ConfigurableLeaderElectionModule,
-  MODULE_OPTIONS_TOKEN,
-  OPTIONS_TYPE,
-  ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<LeaderElectionModuleOptions>({
-  optionsInjectionToken: LEADER_ELECTION_MODULE_OPTIONS,
-})
-  .setClassMethodName('forRoot')
-  .setFactoryMethodName('createLeaderElectionOptions')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-  .build();
+export const { ConfigurableModuleClass: ConfigurableLeaderElectionModule } =
+  new ConfigurableModuleBuilder<LeaderElectionModuleOptions>({
+    optionsInjectionToken: LEADER_ELECTION_MODULE_OPTIONS,
+  })
+    .setClassMethodName('forRoot')
+    .setFactoryMethodName('createLeaderElectionOptions')
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();
 
 /** For `forRootAsync({ useClass | useExisting })`. */
 export interface LeaderElectionOptionsFactory {

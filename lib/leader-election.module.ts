@@ -1,9 +1,18 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';
 import { LeaderElectionExplorer } from './leader-election.explorer.js';
 import { ConfigurableLeaderElectionModule } from './leader-election.module-definition.js';
 import { LeaderElectionService } from './leader-election.service.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
+
+/** @internal What every leader-election module provides and exports (this one and the testing kit's). */
+export const LEADER_ELECTION_PROVIDERS = [LeaderElectionService, LeaderElectionExplorer, LeaderOnlyGuard];
+/**
+ * @internal The options are exported too: Nest builds the guard that `@LeaderOnly()` adds in the
+ * module of each decorated class, and the guard injects them (as @nestjs/throttler's does).
+ */
+export const LEADER_ELECTION_EXPORTS = [LeaderElectionService, LeaderOnlyGuard, LEADER_ELECTION_MODULE_OPTIONS];
 
 /**
  * Elects one leader among the replicas of an application.
@@ -17,7 +26,7 @@ import { LeaderOnlyGuard } from './leader-only.guard.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LeaderElectionService, LeaderElectionExplorer, LeaderOnlyGuard],
-  exports: [LeaderElectionService, LeaderOnlyGuard],
+  providers: LEADER_ELECTION_PROVIDERS,
+  exports: LEADER_ELECTION_EXPORTS,
 })
 export class LeaderElectionModule extends ConfigurableLeaderElectionModule {}

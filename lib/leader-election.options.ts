@@ -16,13 +16,18 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   if (options === null || typeof options !== 'object') {
     throw new TypeError(messages.optionNotObject('LeaderElectionModule options', options));
   }
-  const { shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS, closeStoreOnShutdown = true, guard = {} } = options;
+  const { shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS, closeStoreOnShutdown = true } = options;
   if (typeof shutdownTimeoutMs !== 'number' || !Number.isFinite(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
     throw new RangeError(messages.optionNotNonNegative('shutdownTimeoutMs', shutdownTimeoutMs));
   }
   if (typeof closeStoreOnShutdown !== 'boolean') {
     throw new TypeError(messages.optionNotBoolean('closeStoreOnShutdown', closeStoreOnShutdown));
   }
+  return { ...options, shutdownTimeoutMs, closeStoreOnShutdown, guard: resolveGuardOptions(options.guard) };
+}
+
+/** The guard's part of the module options, validated and defaulted. */
+export function resolveGuardOptions(guard: LeaderOnlyGuardOptions = {}): Required<LeaderOnlyGuardOptions> {
   if (guard === null || typeof guard !== 'object' || Array.isArray(guard)) {
     throw new TypeError(messages.optionNotObject('guard', guard));
   }
@@ -34,5 +39,5 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   if (typeof exposeLeaderId !== 'boolean')
     throw new TypeError(messages.optionNotBoolean('guard.exposeLeaderId', exposeLeaderId));
   if (typeof retryAfter !== 'boolean') throw new TypeError(messages.optionNotBoolean('guard.retryAfter', retryAfter));
-  return { ...options, shutdownTimeoutMs, closeStoreOnShutdown, guard: { exposeLeaderId, retryAfter } };
+  return { exposeLeaderId, retryAfter };
 }

@@ -5,6 +5,7 @@ import {
   type OnApplicationShutdown,
   type OnModuleDestroy,
   type OnModuleInit,
+  Optional,
 } from '@nestjs/common';
 import {
   defer,
@@ -24,10 +25,11 @@ import type {
   LeaderElectionModuleOptions,
   ResolvedLeaderElectionOptions,
 } from './interfaces/leader-election-options.interface.js';
-import { ABORT_GRACE_MS, LOGGER_CONTEXT } from './leader-election.constants.js';
+import type { ElectorFactory, LeaderElector } from './interfaces/leader-elector.interface.js';
+import { ABORT_GRACE_MS, LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
-import { MODULE_OPTIONS_TOKEN } from './leader-election.module-definition.js';
 import { resolveModuleOptions } from './leader-election.options.js';
+import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 
 /** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */
 export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
@@ -53,32 +55,29 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   readonly isLeader$: Observable<boolean>;
 
   /** @internal Running `@LeaderOnly` calls: shutdown waits for them before releasing. */
-  readonly inFlight = new InFlightTracker();
+  private readonly inFlight = new InFlightTracker();
   /** @internal Running leadership-hook handlers (queue pumps): they get a grace after the abort. */
-  readonly hookCalls = new InFlightTracker();
+  private readonly hookCalls = new InFlightTracker();
   /** @internal */
-  readonly options: ResolvedLeaderElectionOptions;
-
-  private readonly elector: Elector;
+  private readonly options: ResolvedLeaderElectionOptions;
+  /** @internal */
+  private readonly elector: LeaderElector;
   private readonly logger = new Logger(LOGGER_CONTEXT);
   private readonly steppingDownChanges = new Subject<void>();
   private steppingDown = false;
   private shuttingDown?: Promise<void>;
   private storeClosed = false;
 
-  constructor(@Inject(MODULE_OPTIONS_TOKEN) options: LeaderElectionModuleOptions) {
+  constructor(
+    @InjectLeaderElectionOptions() options: LeaderElectionModuleOptions,
+    // The testing kit's seam; production leaves it unset.
+    @Optional() @Inject(LEADER_ELECTION_ELECTOR_FACTORY) createElector: ElectorFactory = (o) => new Elector(o),
+  ) {
     // Both validations throw here, during DI, so `compile()`/`init()` rejects naming the option.
     this.options = resolveModuleOptions(options);
-    const { store, election, identity, leaseDurationMs, renewDeadlineMs, renewIntervalMs, retryIntervalMs } =
-      this.options;
-    this.elector = new Elector({
-      store,
-      election,
-      identity,
-      leaseDurationMs,
-      renewDeadlineMs,
-      renewIntervalMs,
-      retryIntervalMs,
+    const { shutdownTimeoutMs, closeStoreOnShutdown, guard, ...electorOptions } = this.options;
+    this.elector = createElector({
+      ...electorOptions,
       logger: {
         log: (message) => this.logger.log(message),
         warn: (message) => this.logger.warn(message),
@@ -171,6 +170,25 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
       // The first value arrives during subscribe(), before `subscription` was assigned.
       if (settled) subscription.unsubscribe();
     });
+  }
+
+  /**
+   * Runs `call` if this instance leads right now, and counts it until it settles, so shutdown
+   * waits for it before releasing the lease; otherwise returns `otherwise()` (default: undefined).
+   * What `@LeaderOnly()` does, for code that cannot carry a decorator (a queue consumer callback).
+   */
+  runLeaderOnly<T>(call: () => T): T | undefined;
+  runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
+  runLeaderOnly<T, F>(call: () => T, otherwise?: () => F): T | F | undefined {
+    return this.isLeader() ? this.inFlight.track(call) : otherwise?.();
+  }
+
+  /**
+   * @internal Runs a leadership-hook handler (the explorer's), counted so that shutdown gives a
+   * still running one a short grace after the term's signal aborted, before the release.
+   */
+  trackHook<T>(call: () => T): T {
+    return this.hookCalls.track(call);
   }
 
   /** Give up leadership now (the term's signal aborts) and sit out one round so another instance wins. */

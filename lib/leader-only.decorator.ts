@@ -1,9 +1,8 @@
-import { Logger, UseGuards } from '@nestjs/common';
+import { UseGuards } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
-import { LEADER_ELECTION_BINDING, LEADER_ONLY_METADATA, LOGGER_CONTEXT } from './leader-election.constants.js';
+import { LEADER_ELECTION_BINDING, LEADER_ONLY_METADATA } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
-import type { LeaderElectionService } from './leader-election.service.js';
-import { LeaderOnlyGuard, notLeaderException } from './leader-only.guard.js';
+import { LeaderOnlyGuard } from './leader-only.guard.js';
 
 /**
  * Runs the method on the elected instance only.
@@ -25,20 +24,32 @@ import { LeaderOnlyGuard, notLeaderException } from './leader-only.guard.js';
  * The Proxy is shared by every instance of the class, across applications; it finds the
  * application it belongs to through the instance (`this`), which that application's
  * LeaderElectionModule marks at startup. One app's leadership never leaks into another's.
+ *
+ * An instance no application marked (created with `new`, request-scoped or transient, or an app
+ * not yet initialised) cannot be judged: its non-route calls throw (reject, when `async`) an error
+ * saying how to fix it, instead of being skipped unseen. In unit tests, let Nest create the
+ * instance with `LeaderElectionTestingModule`, or bind a `new` one with `TestingLeadership.bind()`
+ * (`nestjs-leader-election/testing`).
  */
 export function LeaderOnly(): MethodDecorator {
   return <T>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<T>) => {
     const value: unknown = descriptor.value;
     if (typeof value !== 'function') {
-      throw new TypeError(`@LeaderOnly() decorates methods; ${describe(target, propertyKey)} is not one`);
+      throw new TypeError(messages.notAMethod(describe(target, propertyKey)));
     }
     const original = value as (...args: unknown[]) => unknown;
     // Applied twice (or inherited and re-decorated): one wrapper is enough.
     if (Reflect.getMetadata(LEADER_ONLY_METADATA, original) === true) return descriptor;
 
     const label = describe(target, propertyKey);
-    // A skipped `async` method still returns a promise (of undefined), so `.then()` callers keep working.
-    const skipped = isAsyncFunction(original) ? () => Promise.resolve(undefined) : () => undefined;
+    // An `async` method answers with a promise either way, so `.then()` callers keep working.
+    const isAsync = isAsyncFunction(original);
+    const skipped = isAsync ? () => Promise.resolve(undefined) : () => undefined;
+    const unbound = () => {
+      const error = new Error(messages.unbound(label));
+      if (isAsync) return Promise.reject(error);
+      throw error;
+    };
     // Route-ness is read at the first call, not here: @Get() may be applied after us, onto the
     // wrapper. By the first call every decorator has run, so it is read once (hot path).
     let routeness: boolean | undefined;
@@ -48,10 +59,11 @@ export function LeaderOnly(): MethodDecorator {
         const isRoute = routeness;
         const binding = bindingOf(self);
         if (!binding) {
-          // Request-scoped/transient controllers are not marked; the guard has decided for them.
+          // Request-scoped/transient controllers are not marked; the guard has decided for them
+          // (and a controller called directly in a unit test runs, as with any Nest guard).
           if (isRoute) return Reflect.apply(method, self, args);
-          warnUnbound(self, label);
-          return skipped();
+          // Nobody can say whether this instance leads: refuse loudly rather than skip silently.
+          return unbound();
         }
         return binding.invoke(label, isRoute, () => Reflect.apply(method, self, args), skipped);
       },
@@ -72,35 +84,10 @@ export interface LeaderOnlyBinding {
   invoke(label: string, isRoute: boolean, call: () => unknown, skipped: () => unknown): unknown;
 }
 
-/** The binding of one application: its service decides, its tracker counts. */
-export function createLeaderOnlyBinding(election: LeaderElectionService, logger: Logger): LeaderOnlyBinding {
-  return {
-    invoke(label, isRoute, call, skipped) {
-      if (election.isLeader()) return election.inFlight.track(call);
-      if (isRoute) throw notLeaderException(election);
-      logger.debug(messages.jobSkipped(label, election.election, election.isSteppingDown));
-      return skipped();
-    },
-  };
-}
-
 /** The binding of `instance`, or what it is already bound to. */
 export function bindingOf(instance: unknown): LeaderOnlyBinding | undefined {
   if (instance === null || (typeof instance !== 'object' && typeof instance !== 'function')) return undefined;
   return (instance as { [LEADER_ELECTION_BINDING]?: LeaderOnlyBinding })[LEADER_ELECTION_BINDING];
-}
-
-const logger = new Logger(LOGGER_CONTEXT);
-// Log dedup only (one warning per unmanaged instance); it holds no leadership state.
-const warnedUnbound = new WeakSet<object>();
-
-function warnUnbound(self: unknown, label: string): void {
-  const key = self !== null && (typeof self === 'object' || typeof self === 'function') ? self : undefined;
-  if (key) {
-    if (warnedUnbound.has(key)) return;
-    warnedUnbound.add(key);
-  }
-  logger.warn(messages.unbound(label));
 }
 
 function isAsyncFunction(fn: (...args: never) => unknown): boolean {

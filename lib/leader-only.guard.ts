@@ -1,16 +1,14 @@
-import { type CanActivate, type ExecutionContext, HttpException, HttpStatus, Injectable, Logger } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import type {
+  LeaderElectionModuleOptions,
+  LeaderOnlyGuardOptions,
+} from './interfaces/leader-election-options.interface.js';
 import { LOGGER_CONTEXT } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
+import { resolveGuardOptions } from './leader-election.options.js';
 import { LeaderElectionService } from './leader-election.service.js';
-
-/** JSON body of the 503 a follower answers. `leaderId` is left out when `guard.exposeLeaderId` is false. */
-export interface NotLeaderResponseBody {
-  statusCode: 503;
-  error: 'Service Unavailable';
-  message: string;
-  /** The current leader, null when unknown (no leader yet, or this instance is stepping down). */
-  leaderId?: string | null;
-}
+import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
+import { NotLeaderException } from './leader-only.exception.js';
 
 /**
  * Lets a request through on the leader only. Followers (and a leader that is stepping down)
@@ -28,8 +26,14 @@ export interface NotLeaderResponseBody {
 @Injectable()
 export class LeaderOnlyGuard implements CanActivate {
   private readonly logger = new Logger(LOGGER_CONTEXT);
+  private readonly options: Required<LeaderOnlyGuardOptions>;
 
-  constructor(private readonly election: LeaderElectionService) {}
+  constructor(
+    @InjectLeaderElectionOptions() options: LeaderElectionModuleOptions,
+    private readonly election: LeaderElectionService,
+  ) {
+    this.options = resolveGuardOptions(options.guard);
+  }
 
   canActivate(context: ExecutionContext): boolean {
     if (this.election.isLeader()) return true;
@@ -39,40 +43,34 @@ export class LeaderOnlyGuard implements CanActivate {
       return false;
     }
     const response = context.switchToHttp().getResponse<HeaderSink>();
-    for (const [name, value] of Object.entries(notLeaderHeaders(this.election))) setHeader(response, name, value);
-    throw notLeaderException(this.election);
+    for (const [name, value] of Object.entries(this.notLeaderHeaders())) setHeader(response, name, value);
+    throw this.notLeaderException();
   }
-}
 
-/** The 503 of a follower; also thrown by a `@LeaderOnly` route handler reached without the guard's consent. */
-export function notLeaderException(election: LeaderElectionService): HttpException {
-  const body: NotLeaderResponseBody = {
-    statusCode: HttpStatus.SERVICE_UNAVAILABLE,
-    error: 'Service Unavailable',
-    message: messages.notLeader(election.election),
-  };
-  if (election.options.guard.exposeLeaderId) body.leaderId = otherLeader(election) ?? null;
-  return new HttpException(body, HttpStatus.SERVICE_UNAVAILABLE);
-}
-
-function notLeaderHeaders(election: LeaderElectionService): Record<string, string> {
-  const headers: Record<string, string> = {};
-  const { guard } = election.options;
-  if (guard.retryAfter) {
-    // A new leader exists within about one retry interval (sooner on a graceful handover).
-    headers['Retry-After'] = String(Math.max(1, Math.ceil(election.timings.retryIntervalMs / 1000)));
+  /** The 503 this guard answers with, naming the leader unless `guard.exposeLeaderId` is false. */
+  notLeaderException(): NotLeaderException {
+    const leaderId = this.options.exposeLeaderId ? (this.otherLeader() ?? null) : undefined;
+    return new NotLeaderException(this.election.election, leaderId);
   }
-  const leaderId = guard.exposeLeaderId ? otherLeader(election) : undefined;
-  // Header values must be visible ASCII; an exotic identity is still named in the body.
-  if (leaderId !== undefined && /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(leaderId))
-    headers['X-Leader-Id'] = leaderId;
-  return headers;
-}
 
-/** While stepping down we still hold the lease, but pointing clients at ourselves would be wrong. */
-function otherLeader(election: LeaderElectionService): string | undefined {
-  const leaderId = election.leaderId;
-  return leaderId === election.identity ? undefined : leaderId;
+  private notLeaderHeaders(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (this.options.retryAfter) {
+      // A new leader exists within about one retry interval (sooner on a graceful handover).
+      headers['Retry-After'] = String(Math.max(1, Math.ceil(this.election.timings.retryIntervalMs / 1000)));
+    }
+    const leaderId = this.options.exposeLeaderId ? this.otherLeader() : undefined;
+    // Header values must be visible ASCII; an exotic identity is still named in the body.
+    if (leaderId !== undefined && /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(leaderId))
+      headers['X-Leader-Id'] = leaderId;
+    return headers;
+  }
+
+  /** While stepping down we still hold the lease, but pointing clients at ourselves would be wrong. */
+  private otherLeader(): string | undefined {
+    const leaderId = this.election.leaderId;
+    return leaderId === this.election.identity ? undefined : leaderId;
+  }
 }
 
 interface HeaderSink {

@@ -1,5 +1,5 @@
-// nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` is an optional peer
-// dependency, loaded only when a store first talks to the server.
+// nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` (an optional peer dependency) is
+// loaded when this entry is imported; the main entry never imports it, so apps on other stores need no driver.
 export {
   POSTGRES_LEASE_TABLE_SQL,
   PostgresLeaseStore,

@@ -1,3 +1,3 @@
-// nestjs-leader-election/redis: the Redis lease store. Its driver `ioredis` is an optional peer
-// dependency, loaded only when a store first talks to the server.
+// nestjs-leader-election/redis: the Redis lease store. Its driver `ioredis` (an optional peer dependency) is
+// loaded when this entry is imported; the main entry never imports it, so apps on other stores need no driver.
 export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis.store.js';

@@ -1,4 +1,4 @@
-import type { LeaseStore } from '../stores/lease-store.js';
+import type { ElectorOptions } from '../election/elector.js';
 
 /** How {@link LeaderOnlyGuard} answers a request that reached a follower. */
 export interface LeaderOnlyGuardOptions {
@@ -11,21 +11,12 @@ export interface LeaderOnlyGuardOptions {
   retryAfter?: boolean;
 }
 
-export interface LeaderElectionModuleOptions {
-  /** Where the lease lives, e.g. `new AzureBlobLeaseStore({ connectionString, container })`. */
-  store: LeaseStore;
-  /** The lease name shared by all replicas that compete (blob name / row key). */
-  election: string;
-  /** Unique per process; default `hostname-pid-<4 hex chars>`. */
-  identity?: string;
-  /** How long the store keeps the lease without a renewal. Default 15000 (Azure allows 15–60 s). */
-  leaseDurationMs?: number;
-  /** Stop acting as leader this long after the last successful renew was sent. Default 10000. */
-  renewDeadlineMs?: number;
-  /** How often the leader renews. Default 2500. */
-  renewIntervalMs?: number;
-  /** How often followers try to acquire (± jitter). Default 2000. */
-  retryIntervalMs?: number;
+/**
+ * The elector's own options (store, election, identity and its timings, documented on
+ * {@link ElectorOptions}), minus what the module supplies itself, plus the module's options. Derived
+ * rather than copied, so an elector option is a module option the day it exists.
+ */
+export interface LeaderElectionModuleOptions extends Omit<ElectorOptions, 'clock' | 'logger'> {
   /**
    * On shutdown, how long to wait for running `@LeaderOnly` calls before ending the term (their
    * `signal` aborts) and releasing the lease. 0 = do not wait. Default 10000.

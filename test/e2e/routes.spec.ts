@@ -13,11 +13,13 @@ import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/
 import request from 'supertest';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { NotLeaderException } from '../../lib/leader-only.exception.js';
 import { LeaderOnlyGuard } from '../../lib/leader-only.guard.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, RecordingStore, sleep, waitFor } from './helpers.js';
 
 const handled: string[] = [];
+const started: string[] = [];
 
 @Controller('admin')
 class AdminController {
@@ -40,6 +42,7 @@ class AdminController {
   @Get('slow')
   @LeaderOnly()
   async slow(): Promise<{ done: true }> {
+    started.push(`slow@${this.election.identity}`);
     await sleep(800);
     handled.push(`slow@${this.election.identity}`);
     return { done: true };
@@ -190,7 +193,14 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(HttpException);
+    expect(thrown).toBeInstanceOf(NotLeaderException);
     expect((thrown as HttpException).getStatus()).toBe(503);
+    expect((thrown as HttpException).getResponse()).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'This instance is not the leader of "e2e"; retry later.',
+      leaderId: 'app-a',
+    });
     expect(handled).toEqual([]);
   });
 
@@ -205,7 +215,7 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
 
     const slow = request(server).get('/admin/slow');
     const slowDone = slow.then((res) => ({ res, at: Date.now() }));
-    await waitFor('the slow request to be in flight', () => electionOf(leader).inFlight.size === 1);
+    await waitFor('the slow request to be in flight', () => started.includes('slow@app-a'));
     const closing = leader.close();
     await waitFor('stepping down', () => electionOf(leader).isSteppingDown, 2_000, 1);
 

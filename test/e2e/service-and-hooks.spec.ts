@@ -125,6 +125,34 @@ describe('LeaderElectionService and leadership hooks', () => {
     await waitFor('app-a to see app-b lead', () => ea.leaderId === 'app-b', RETRY_MS * 3 + SLACK_MS);
   });
 
+  it('runLeaderOnly runs on the leader only, and the shutdown drain waits for it as for @LeaderOnly', async () => {
+    const store = new RecordingStore();
+    const a = await createApp({ election: { store, identity: 'app-a' } });
+    apps.push(a);
+    const b = await createApp({ election: { store, identity: 'app-b' } });
+    apps.push(b);
+    expect(electionOf(b).runLeaderOnly(() => 'ran')).toBeUndefined();
+    expect(
+      electionOf(b).runLeaderOnly(
+        () => 'ran',
+        () => 'skipped',
+      ),
+    ).toBe('skipped');
+
+    let finishedAt = 0;
+    const work = electionOf(a).runLeaderOnly(async () => {
+      await sleep(300);
+      finishedAt = Date.now();
+      return 'done';
+    });
+    await a.close();
+    apps.splice(apps.indexOf(a), 1);
+    await expect(work).resolves.toBe('done');
+    expect(store.releases).toHaveLength(1);
+    expect(finishedAt).toBeGreaterThan(0);
+    expect(finishedAt).toBeLessThanOrEqual(store.releases[0]!.at);
+  });
+
   it('waitForLeadership rejects when the app shuts down first; isLeader$ completes', async () => {
     const store = new InMemoryLeaseStore();
     apps.push(await createApp({ election: { store, identity: 'app-a' } }));

@@ -1,0 +1,79 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import type {
+  LeaderElectionModuleOptions,
+  LeaderOnlyGuardOptions,
+} from '../interfaces/leader-election-options.interface.js';
+import type { ElectorFactory } from '../interfaces/leader-elector.interface.js';
+import { LEADER_ELECTION_ELECTOR_FACTORY, LEADER_ELECTION_MODULE_OPTIONS } from '../leader-election.constants.js';
+import { messages } from '../leader-election.messages.js';
+import { LEADER_ELECTION_EXPORTS, LEADER_ELECTION_PROVIDERS } from '../leader-election.module.js';
+import { TestingElector } from './testing.elector.js';
+import { TestingLeadership } from './testing-leadership.js';
+
+export interface LeaderElectionTestingOptions {
+  /** Lead from the start (term 1), as an instance that won its first acquire. Default true. */
+  leader?: boolean;
+  /** This instance's identity. Default `'test-instance'`. */
+  identity?: string;
+  /** The election name (appears in 503 bodies and log lines). Default `'test'`. */
+  election?: string;
+  /** How followers answer `@LeaderOnly` routes, as in `LeaderElectionModule.forRoot()`. */
+  guard?: LeaderOnlyGuardOptions;
+}
+
+/**
+ * Drop-in for `LeaderElectionModule.forRoot()` in `Test.createTestingModule()`: the real
+ * LeaderElectionService, `@LeaderOnly`, guard and hooks, over an elector that {@link TestingLeadership}
+ * moves — no store, no timers, no network. Global, like the real module.
+ *
+ * ```ts
+ * const moduleRef = await Test.createTestingModule({
+ *   imports: [LeaderElectionTestingModule.forRoot({ leader: false })],
+ *   providers: [BillingJobs],
+ * }).compile();
+ * await moduleRef.init();
+ * await moduleRef.get(TestingLeadership).elect();
+ * ```
+ */
+@Module({})
+export class LeaderElectionTestingModule {
+  static forRoot(options: LeaderElectionTestingOptions = {}): DynamicModule {
+    const { leader = true, identity = 'test-instance', election = 'test', guard } = options;
+    if (typeof leader !== 'boolean') throw new TypeError(messages.optionNotBoolean('leader', leader));
+    // Checked here, where the mistake is, rather than at the first elect().
+    if (typeof identity !== 'string' || identity === '') throw new TypeError(messages.invalidIdentity(identity));
+    // No store: the testing elector never calls one, and the service is told not to close one.
+    const moduleOptions: Omit<LeaderElectionModuleOptions, 'store'> = {
+      election,
+      identity,
+      closeStoreOnShutdown: false,
+      guard,
+    };
+    const testingElector = {
+      provide: TestingElector,
+      useFactory: () => new TestingElector(election, identity, leader),
+    };
+    const electorFactory = {
+      provide: LEADER_ELECTION_ELECTOR_FACTORY,
+      useFactory:
+        (elector: TestingElector): ElectorFactory =>
+        () =>
+          elector,
+      inject: [TestingElector],
+    };
+    return {
+      module: LeaderElectionTestingModule,
+      global: true,
+      imports: [DiscoveryModule],
+      providers: [
+        { provide: LEADER_ELECTION_MODULE_OPTIONS, useValue: moduleOptions },
+        testingElector,
+        electorFactory,
+        ...LEADER_ELECTION_PROVIDERS,
+        TestingLeadership,
+      ],
+      exports: [...LEADER_ELECTION_EXPORTS, TestingLeadership],
+    };
+  }
+}

@@ -1,0 +1,153 @@
+import { type Observable, Subject } from 'rxjs';
+import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopOptions } from '../election/elector.js';
+import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
+import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
+import { messages } from '../leader-election.messages.js';
+
+/**
+ * An elector moved by hand (by {@link TestingLeadership}) instead of by a store and timers. It makes
+ * the transitions of the real `Elector` in the same order with the same events — `elected` then
+ * `leader-changed` on winning; the term's signal aborted, `revoked`, then `leader-changed` on losing —
+ * so the real LeaderElectionService on top of it behaves as in production. Leadership never expires
+ * by itself here: there is no deadline to miss in a test that does not ask for one.
+ */
+export class TestingElector implements LeaderElector {
+  readonly timings: Readonly<ElectorTimings> = DEFAULT_TIMINGS;
+  readonly events$: Observable<LeadershipEvent>;
+
+  private readonly events = new Subject<LeadershipEvent>();
+  private current: ElectorState = 'idle';
+  private currentTerm?: number;
+  private lastTerm = 0;
+  private termController?: AbortController;
+  private observedLeader?: string;
+  private lastRenewAt?: number;
+  private stopping?: Promise<void>;
+
+  constructor(
+    readonly election: string,
+    readonly identity: string,
+    private readonly leaderAtStart: boolean,
+  ) {
+    this.events$ = this.events.asObservable();
+  }
+
+  get state(): ElectorState {
+    return this.current;
+  }
+
+  isLeader(): boolean {
+    return this.current === 'leader';
+  }
+
+  get leaderId(): string | undefined {
+    return this.isLeader() ? this.identity : this.observedLeader;
+  }
+
+  get term(): number | undefined {
+    return this.isLeader() ? this.currentTerm : undefined;
+  }
+
+  get signal(): AbortSignal {
+    if (this.isLeader() && this.termController) return this.termController.signal;
+    return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
+  }
+
+  /** Like the real one, resolves after the "first acquire": won when the kit was told `leader: true`. */
+  async start(): Promise<void> {
+    if (this.current !== 'idle') throw new Error(messages.alreadyStarted(this.election));
+    this.current = 'follower';
+    if (this.leaderAtStart) this.elect();
+  }
+
+  async resign(): Promise<void> {
+    this.stepDown(messages.reasonResigned);
+  }
+
+  stop(options: StopOptions = {}): Promise<void> {
+    this.stopping ??= this.doStop(options);
+    return this.stopping;
+  }
+
+  status(): ElectorStatus {
+    const isLeader = this.isLeader();
+    return {
+      election: this.election,
+      identity: this.identity,
+      isLeader,
+      leaderId: this.leaderId ?? null,
+      term: this.term ?? null,
+      state: this.current,
+      lastRenewAt: this.lastRenewAt === undefined ? null : new Date(this.lastRenewAt).toISOString(),
+      consecutiveFailures: 0,
+      lastError: null,
+    };
+  }
+
+  health(): ElectorHealth {
+    if (this.current === 'idle' || this.current === 'stopped') {
+      return { healthy: false, reason: messages.notRunning(this.current) };
+    }
+    return { healthy: true };
+  }
+
+  /** Win a term: `term` (default: one more than the last); a no-op when already leading that term. */
+  elect(term?: number): void {
+    if (this.isLeader()) {
+      if (term === undefined || term === this.currentTerm) return;
+      // A new term is a new lease: the real elector only gets one after losing the old.
+      this.stepDown(messages.reasonLost);
+    }
+    term ??= this.lastTerm + 1;
+    this.currentTerm = term;
+    this.lastTerm = Math.max(this.lastTerm, term);
+    this.lastRenewAt = Date.now();
+    this.termController = new AbortController();
+    this.current = 'leader';
+    this.events.next({ type: 'elected', term, validUntil: this.lastRenewAt + this.timings.renewDeadlineMs });
+    this.setObservedLeader(this.identity);
+  }
+
+  /** Lose the current term (no-op when not leading). */
+  revoke(reason: string): void {
+    this.stepDown(reason);
+  }
+
+  /** Another instance leads (`undefined`: no known leader); we lose our term first if we had one. */
+  setLeader(identity: string | undefined): void {
+    if (identity === this.identity) {
+      this.elect();
+      return;
+    }
+    this.stepDown(messages.reasonLost);
+    this.setObservedLeader(identity);
+  }
+
+  private stepDown(reason: string): void {
+    const term = this.currentTerm;
+    if (this.current !== 'leader' || term === undefined) return;
+    this.current = 'follower';
+    this.currentTerm = undefined;
+    this.termController?.abort(new DOMException(messages.termEnded(reason), 'AbortError'));
+    this.termController = undefined;
+    this.events.next({ type: 'revoked', term, reason });
+    if (this.observedLeader === this.identity) this.setObservedLeader(undefined);
+  }
+
+  private setObservedLeader(leaderId: string | undefined): void {
+    if (this.observedLeader === leaderId) return;
+    this.observedLeader = leaderId;
+    this.events.next({ type: 'leader-changed', leaderId });
+  }
+
+  private async doStop({ beforeRelease }: StopOptions): Promise<void> {
+    if (this.current === 'idle') this.current = 'follower';
+    this.stepDown(messages.reasonStopped);
+    try {
+      await beforeRelease?.();
+    } finally {
+      this.current = 'stopped';
+      this.events.complete();
+    }
+  }
+}
