@@ -14,9 +14,13 @@ export default {
   rootDir: join(here, '../..'),
   displayName: 'nest11',
   // The in-process specs only: the process/demo specs start children that import the root's Nest 12.
-  testMatch: ['jobs', 'routes', 'service-and-hooks', 'module', 'health', 'nest-version'].map(
-    (name) => `<rootDir>/test/e2e/${name}.spec.ts`,
-  ),
+  testMatch: [
+    ...['jobs', 'routes', 'service-and-hooks', 'module', 'health', 'nest-version'].map(
+      (name) => `<rootDir>/test/e2e/${name}.spec.ts`,
+    ),
+    // The testing kit is what users' Nest 11 unit tests load.
+    '<rootDir>/test/testing/*.spec.ts',
+  ],
   moduleNameMapper: {
     ...base.moduleNameMapper,
     '^@nestjs/(.*)$': `${modules}/@nestjs/$1`,
