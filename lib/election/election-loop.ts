@@ -2,7 +2,6 @@ import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import {
-  type Lease,
   type LeaseStore,
   type LeaseStoreError,
   type LeaseWatch,
@@ -12,7 +11,7 @@ import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from '
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
 import { StoreCalls } from './store-calls.js';
-import { Term } from './term.js';
+import { type SentAt, sentNow, Term } from './term.js';
 
 const JITTER = 0.15;
 
@@ -42,6 +41,8 @@ export class ElectionLoop {
   private readonly calls: StoreCalls;
   private lastRenewSentAt?: number;
   private contendNotBefore = 0;
+  /** Bumped by `resign()`: an acquire sent before it must not make us leader. */
+  private resignations = 0;
   private tickTimer?: ClockTimer;
   private inFlight?: Promise<void>;
   private pushPending = false;
@@ -62,10 +63,15 @@ export class ElectionLoop {
     await this.runTick();
   }
 
+  /** Resolves once our lease is released, or once an acquire in flight has ended (a win handed back). */
   async resign(): Promise<void> {
     const lease = this.term?.lease;
     this.contendNotBefore = this.d.clock.now() + 2 * this.d.timings.retryIntervalMs;
-    if (!lease || this.state !== 'leader') return;
+    this.resignations += 1;
+    if (!lease || this.state !== 'leader') {
+      await this.inFlight;
+      return;
+    }
     this.stepDown(messages.reasonResigned, false);
     await this.calls.release(lease);
     this.scheduleNext();
@@ -82,7 +88,8 @@ export class ElectionLoop {
   async stop({ release = true, beforeRelease }: StopOptions): Promise<void> {
     if (this.state === 'idle') this.state = 'follower';
     const lease = this.state === 'leader' ? this.term?.lease : undefined;
-    // Abort first so stepping down schedules nothing and in-flight calls settle at once.
+    // Abort first so stepping down schedules nothing and in-flight calls settle at once (an
+    // acquire that ignores its signal is waited for below, and its win released).
     this.stopController.abort(new DOMException(messages.reasonStopped, 'AbortError'));
     this.stepDown(messages.reasonStopped, false);
     this.clearTickTimer();
@@ -91,7 +98,7 @@ export class ElectionLoop {
       await beforeRelease?.();
     } finally {
       if (lease && release) await this.calls.release(lease);
-      await this.calls.settled();
+      await this.calls.drain(this.callTimeoutMs);
       await this.watchHandle?.close().catch(() => undefined);
       this.clearTickTimer();
       this.term?.disarm();
@@ -134,7 +141,8 @@ export class ElectionLoop {
 
   private async acquireOnce(): Promise<void> {
     const { clock, store, timings } = this.d;
-    const sentAt = clock.now();
+    const sent = sentNow(clock);
+    const resignations = this.resignations;
     try {
       const result = await this.calls.call(
         this.callTimeoutMs,
@@ -146,38 +154,39 @@ export class ElectionLoop {
             signal,
           }),
         // An acquire we stopped waiting for may still have won: hand that lease back.
-        (late) => late.acquired && void this.calls.release(late.lease),
+        (late) => (late.acquired ? this.calls.release(late.lease) : undefined),
       );
       this.d.failures.noteSuccess();
       if (!result.acquired) {
         this.setObservedLeader(result.holder);
         return;
       }
-      // Won, but too late to act on it (or we are stopping): hand it straight back.
-      if (this.stopController.signal.aborted || clock.now() >= sentAt + timings.renewDeadlineMs) {
+      const term = new Term(result.lease, sent, clock, timings.renewDeadlineMs);
+      // Won, but too late to act on it, or we stopped or resigned meanwhile: hand it straight back.
+      if (this.stopController.signal.aborted || resignations !== this.resignations || term.isOver()) {
         await this.calls.release(result.lease);
         return;
       }
-      this.becomeLeader(result.lease, sentAt);
+      this.becomeLeader(term, sent);
     } catch (error) {
-      this.noteFailure(toLeaseStoreError(error), sentAt);
+      this.noteFailure(toLeaseStoreError(error), sent.mono);
     }
   }
 
   private async renewOnce(): Promise<void> {
     const term = this.term;
     if (!term || this.checkDeadline()) return;
-    const sentAt = this.d.clock.now();
-    this.lastRenewSentAt = sentAt;
+    const sent = sentNow(this.d.clock);
+    this.lastRenewSentAt = sent.mono;
     try {
       // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
-      await this.calls.call(term.deadline - sentAt, (signal) =>
+      await this.calls.call(term.remainingMs(), (signal) =>
         this.d.store.renew(term.lease, { leaseDurationMs: this.d.timings.leaseDurationMs, signal }),
       );
       this.d.failures.noteSuccess();
       if (this.term !== term || this.checkDeadline()) return;
-      term.extend(sentAt);
-      this.lastRenewAt = Date.now();
+      term.extend(sent);
+      this.lastRenewAt = this.d.clock.wallNow();
       this.d.events.next({ type: 'renewed', term: term.lease.term, validUntil: term.validUntil() });
     } catch (raw) {
       const error = toLeaseStoreError(raw);
@@ -188,20 +197,21 @@ export class ElectionLoop {
         return;
       }
       // Counted even when the deadline timer ended the term first: the store did fail.
-      this.noteFailure(error, sentAt, false);
+      this.noteFailure(error, sent.mono, false);
       if (this.term === term && !this.checkDeadline()) {
         this.d.logger.warn(messages.renewFailed(this.d.election, error.message, term.remainingMs()));
       }
     }
   }
 
-  private becomeLeader(lease: Lease, sentAt: number): void {
-    const { clock, timings, election, identity } = this.d;
-    const term = new Term(lease, sentAt, clock, timings.renewDeadlineMs, () => this.checkDeadline());
+  private becomeLeader(term: Term, sent: SentAt): void {
+    const { election, identity } = this.d;
+    const { lease } = term;
     this.term = term;
-    this.lastRenewSentAt = sentAt;
-    this.lastRenewAt = Date.now();
+    this.lastRenewSentAt = sent.mono;
+    this.lastRenewAt = this.d.clock.wallNow();
     this.state = 'leader';
+    term.start(() => this.checkDeadline());
     this.d.logger.log(messages.elected(election, identity, lease.term));
     this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
     this.setObservedLeader(identity);

@@ -15,6 +15,7 @@ import {
   type Watcher,
 } from 'etcd3';
 import { messages } from '../leader-election.messages.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -30,7 +31,6 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';

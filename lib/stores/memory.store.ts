@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { type Clock, systemClock } from '../shared/clock.js';
 import { messages } from '../leader-election.messages.js';
+import { throwIfAborted } from '../shared/abort.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -13,7 +14,6 @@ import {
   type LeaseWatch,
   type RenewOptions,
 } from './lease-store.js';
-import { throwIfAborted } from '../shared/abort.js';
 
 interface Slot {
   holder?: string;

@@ -10,6 +10,7 @@ import pg, {
   type QueryResultRow,
 } from 'pg';
 import { messages } from '../leader-election.messages.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -25,7 +26,6 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'PostgresLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';

@@ -3,6 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 // users have installed the optional peer `ioredis`.
 import { Redis, type RedisOptions } from 'ioredis';
 import { messages } from '../leader-election.messages.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -18,7 +19,6 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
