@@ -1,3 +1,38 @@
+// Timing rules of leader election. Every one is enforced where noted; tests in test/unit/elector-*.spec.ts.
+//
+// - A term lasts until its deadline, `renewDeadlineMs` after the successful acquire/renew was *sent*
+//   (never after its answer: a slow answer must not lengthen the term). -> term.ts `extend`, election-loop.ts
+//   `sentNow(...)` before each call.
+// - Two clocks bound it: the monotonic deadline and a wall-clock deadline from the same send instant;
+//   the earlier wins. The monotonic clock stops during a machine suspend, the wall clock may step back;
+//   neither can extend a term. A wall step forward may end one term early (safe). -> term.ts `remainingMs`.
+// - Step-down happens at the deadline. Every public read (isLeader, signal, term, state, status, leaderId,
+//   health) checks it first, so an answer is exact to the millisecond. Without a read, the deadline timer
+//   ends the term (signal aborts, `revoked`): a timer that fires early is re-armed, so the lag is the
+//   timer's lateness, i.e. one event-loop stall, never a renew interval. -> term.ts `arm`, Elector getters.
+// - The margin `leaseDurationMs - renewDeadlineMs` must hold that lag plus call latency, clock-rate drift and
+//   the store's expiry granularity: at least max(100 ms, leaseDurationMs / 5), refused at construction
+//   otherwise. -> elector-options.ts MIN_MARGIN_MS / MIN_MARGIN_FRACTION.
+// - Every store call is bounded, by an AbortSignal the store must honour and by our own wait, which ends
+//   anyway: a follower's call (acquire) and a release after renewDeadlineMs - renewIntervalMs (so a win
+//   still leaves time to renew), a renew at the term's deadline. -> store-calls.ts `call`.
+// - Late results: an answer that comes after we stopped waiting never revives a term (a renew must find
+//   its own term still current and not over; an acquire whose term would already be over is handed back).
+//   A store that ignores its signal and wins an acquire late: the win is released (our guard for
+//   third-party stores). -> election-loop.ts `acquireOnce`/`renewOnce`, store-calls.ts `onLate`.
+// - Unknown outcomes: an acquire that did not clearly answer "held by someone else" may have won. The
+//   built-in stores release that attempt's fresh lease id themselves (safe: nobody else knows it), so the
+//   next leader waits a call timeout + a retry, not a lease. -> lib/stores (store support).
+// - resign() wins over an acquire in flight (the win is released, we sit out 2 x retryIntervalMs); stop()
+//   resolves only when nothing of ours is pending or will start: it waits for late answers at most one
+//   call timeout, for releases their own timeout, then sets no timer. -> election-loop.ts `resign`/`stop`,
+//   store-calls.ts `drain`.
+// - Followers poll every retryIntervalMs ±15 % (and at once when a store pushes "may be free"); a leader
+//   renews every renewIntervalMs counted from the previous send. -> election-loop.ts `scheduleNext`.
+//
+// Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term; a write sent just
+// before the deadline may land after it. Fence such writes with `term` (it increases with every term), or
+// keep them shorter than the margin.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
