@@ -30,9 +30,10 @@
 // - Followers poll every retryIntervalMs ±15 % (and at once when a store pushes "may be free"); a leader
 //   renews every renewIntervalMs counted from the previous send. -> election-loop.ts `scheduleNext`.
 //
-// Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term; a write sent just
-// before the deadline may land after it. Fence such writes with `term` (it increases with every term), or
-// keep them shorter than the margin.
+// Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term, and a write sent
+// before the deadline may reach its target after the margin; fence such writes with `term` (it increases
+// with every term). An Azure lease broken from outside with break period 0 is free at once: another
+// instance may lead before the holder's next renewal tells it (up to renewIntervalMs of overlap).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
