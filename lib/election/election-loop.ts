@@ -1,12 +1,7 @@
 import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
-import {
-  type LeaseStore,
-  type LeaseStoreError,
-  type LeaseWatch,
-  toLeaseStoreError,
-} from '../stores/lease-store.js';
+import { type LeaseStore, type LeaseStoreError, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';
 import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
