@@ -1,7 +1,7 @@
 // Public API. Drivers other than Azure live behind their own subpaths
 // (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
 // /terminus, so importing this file loads none of those optional peers.
-
+export type { Clock } from './shared/clock.js';
 export {
   Elector,
   type ElectorHealth,
@@ -37,7 +37,6 @@ export {
   OnRevoked,
   type RevokedHookEvent,
 } from './leadership-hooks.decorator.js';
-export type { Clock } from './shared/clock.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
 export {
   type AcquireRequest,

@@ -7,7 +7,6 @@ import {
   type StoragePipelineOptions,
 } from '@azure/storage-blob';
 import { type AzureFailure, messages } from '../leader-election.messages.js';
-import { throwIfAborted, untilAborted } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -22,6 +21,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { throwIfAborted, untilAborted } from '../shared/abort.js';
 
 /**
  * What `url` accepts: a `StorageSharedKeyCredential`, an `AnonymousCredential` or any `TokenCredential`

@@ -15,7 +15,6 @@ import {
   type Watcher,
 } from 'etcd3';
 import { messages } from '../leader-election.messages.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -31,6 +30,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { messages } from '../leader-election.messages.js';
-import { throwIfAborted } from '../shared/abort.js';
 import { type Clock, systemClock } from '../shared/clock.js';
+import { messages } from '../leader-election.messages.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -14,6 +13,7 @@ import {
   type LeaseWatch,
   type RenewOptions,
 } from './lease-store.js';
+import { throwIfAborted } from '../shared/abort.js';
 
 interface Slot {
   holder?: string;

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 // users have installed the optional peer `mysql2`.
 import mysql, { type Pool, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
 import { messages } from '../leader-election.messages.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -18,6 +17,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'MySqlLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';

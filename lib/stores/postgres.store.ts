@@ -10,7 +10,6 @@ import pg, {
   type QueryResultRow,
 } from 'pg';
 import { messages } from '../leader-election.messages.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -26,6 +25,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'PostgresLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';

@@ -3,7 +3,6 @@ import { createHash, randomUUID } from 'node:crypto';
 // users have installed the optional peer `ioredis`.
 import { Redis, type RedisOptions } from 'ioredis';
 import { messages } from '../leader-election.messages.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -19,6 +18,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
