@@ -203,6 +203,15 @@ export const messages = {
   testingBoundElsewhere: (target: string) =>
     `TestingLeadership.bind(): ${target} is already bound to another application's leader election`,
   testingNotAnObject: (value: unknown) => `TestingLeadership.bind() takes an object (got ${String(value)})`,
+
+  // Elector: timing safety (issue 11).
+  marginTooSmall: (lease: number, deadline: number, minimum: number, floorMs: number, fraction: string) =>
+    `leaseDurationMs (${lease}) - renewDeadlineMs (${deadline}) = ${lease - deadline} ms is too small a safety margin: ` +
+    `it must be at least ${minimum} ms (the larger of ${floorMs} ms and ${fraction} of leaseDurationMs), because a ` +
+    'leader steps down up to one event-loop stall after its renew deadline and that lag must end before the store ' +
+    'lets another instance take the lease; lower renewDeadlineMs or raise leaseDurationMs',
+  releaseAfterStop: (election: string, term: number) =>
+    `leader election "${election}": a late answer won term ${term} after stop() had finished; not releasing it (nothing may start after stop), it expires by itself`,
 } as const;
 
 function formatSeconds(ms: number): string {

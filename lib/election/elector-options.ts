@@ -19,6 +19,16 @@ export const DEFAULT_TIMINGS: Readonly<ElectorTimings> = {
   retryIntervalMs: 2_000,
 };
 
+/**
+ * The safety margin `leaseDurationMs - renewDeadlineMs` must hold the worst step-down lag: a late
+ * deadline timer (event-loop stall, GC pause), the call latency between our send instant and the
+ * server's, clock-rate drift between us and the store, and the store's expiry granularity. A fifth
+ * of the lease scales with what the user already tolerates; 100 ms is the floor for short test
+ * leases (a full GC of a large heap or a busy loop rarely stalls longer). See README "Timing rules".
+ */
+export const MIN_MARGIN_MS = 100;
+export const MIN_MARGIN_FRACTION = 1 / 5;
+
 const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
 /**
@@ -78,6 +88,18 @@ export function resolveElectorOptions(
         timings.renewIntervalMs,
         'leaseDurationMs',
         timings.leaseDurationMs,
+      ),
+    );
+  }
+  const minMargin = Math.max(MIN_MARGIN_MS, timings.leaseDurationMs * MIN_MARGIN_FRACTION);
+  if (timings.leaseDurationMs - timings.renewDeadlineMs < minMargin) {
+    throw new RangeError(
+      messages.marginTooSmall(
+        timings.leaseDurationMs,
+        timings.renewDeadlineMs,
+        Math.ceil(minMargin),
+        MIN_MARGIN_MS,
+        '1/5',
       ),
     );
   }

@@ -1,19 +1,33 @@
 import type { Clock, ClockTimer } from './clock.js';
 
+/** How the fake clock's timers misfire, the way real ones do. */
+export interface TimerSkew {
+  /**
+   * Every timer fires this many ms before it is due (Node fires up to ~1 ms early), though never
+   * sooner than 1 ms after it was set unless its delay was shorter.
+   */
+  earlyMs?: number;
+  /** Every timer fires this many ms after it is due (a busy event loop, a GC pause). */
+  lateMs?: number;
+}
+
 /**
  * A clock for tests: time moves only when told. `advance` runs due timers in order (awaiting
  * microtasks between them, so promise chains settle); `jump` moves time without running any
  * timer, the way a long GC or SIGSTOP pause looks to a process.
  */
 export class FakeClock implements Clock {
+  /** Misfire of timers set from now on; may be changed at any time. */
+  skew: TimerSkew;
   private current = 0;
   /** Wall time minus monotonic time: moves on a suspend or a wall-clock step. */
   private wallOffset = 1_700_000_000_000;
   private nextId = 1;
   private readonly timers = new Map<number, { at: number; callback: () => void }>();
 
-  constructor(start = 1_000) {
+  constructor(start = 1_000, skew: TimerSkew = {}) {
     this.current = start;
+    this.skew = skew;
   }
 
   now(): number {
@@ -26,7 +40,9 @@ export class FakeClock implements Clock {
 
   setTimeout(callback: () => void, ms: number): ClockTimer {
     const id = this.nextId++;
-    this.timers.set(id, { at: this.current + Math.max(0, ms), callback });
+    const delay = Math.max(0, ms);
+    const early = Math.min(this.skew.earlyMs ?? 0, Math.max(0, delay - 1));
+    this.timers.set(id, { at: this.current + delay - early + (this.skew.lateMs ?? 0), callback });
     return id;
   }
 
@@ -37,6 +53,16 @@ export class FakeClock implements Clock {
   /** Number of pending timers (a stopped elector must leave none). */
   get pendingTimers(): number {
     return this.timers.size;
+  }
+
+  /** Number of timers ever set (a stopped elector must set no more). */
+  get timersSet(): number {
+    return this.nextId - 1;
+  }
+
+  /** When the pending timers will fire, soonest first. */
+  dueTimes(): number[] {
+    return [...this.timers.values()].map((t) => t.at).sort((a, b) => a - b);
   }
 
   jump(ms: number): void {

@@ -1,0 +1,265 @@
+import type { Subject } from 'rxjs';
+import { messages } from '../leader-election.messages.js';
+import type { Clock, ClockTimer } from '../shared/clock.js';
+import { type LeaseStore, type LeaseStoreError, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';
+import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from './elector.types.js';
+import type { ElectorTimings } from './elector-options.js';
+import type { FailureLog } from './failure-log.js';
+import { StoreCalls } from './store-calls.js';
+import { type SentAt, sentNow, Term } from './term.js';
+
+const JITTER = 0.15;
+
+export interface LoopDeps {
+  store: LeaseStore;
+  election: string;
+  identity: string;
+  timings: Readonly<ElectorTimings>;
+  clock: Clock;
+  logger: ElectorLogger;
+  events: Subject<LeadershipEvent>;
+  failures: FailureLog;
+}
+
+/**
+ * The follower ⇄ leader loop behind {@link Elector}: one store call at a time (acquire as a
+ * follower, renew as a leader), the term it holds, stepping down and stopping.
+ */
+export class ElectionLoop {
+  state: ElectorState = 'idle';
+  term?: Term;
+  observedLeader?: string;
+  /** Wall-clock time of the last successful acquire/renew. */
+  lastRenewAt?: number;
+
+  private readonly stopController = new AbortController();
+  private readonly calls: StoreCalls;
+  private lastRenewSentAt?: number;
+  private contendNotBefore = 0;
+  /** Bumped by `resign()`: an acquire sent before it must not make us leader. */
+  private resignations = 0;
+  private tickTimer?: ClockTimer;
+  private inFlight?: Promise<void>;
+  private pushPending = false;
+  private watchHandle?: LeaseWatch;
+
+  constructor(private readonly d: LoopDeps) {
+    this.calls = new StoreCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
+  }
+
+  /** A follower's call must end early enough that a win still leaves time to renew. */
+  private get callTimeoutMs(): number {
+    return this.d.timings.renewDeadlineMs - this.d.timings.renewIntervalMs;
+  }
+
+  async start(): Promise<void> {
+    this.state = 'follower';
+    this.openWatch();
+    await this.runTick();
+  }
+
+  /** Resolves once our lease is released, or once an acquire in flight has ended (a win handed back). */
+  async resign(): Promise<void> {
+    const lease = this.term?.lease;
+    this.contendNotBefore = this.d.clock.now() + 2 * this.d.timings.retryIntervalMs;
+    this.resignations += 1;
+    if (!lease || this.state !== 'leader') {
+      await this.inFlight;
+      return;
+    }
+    this.stepDown(messages.reasonResigned, false);
+    await this.calls.release(lease);
+    this.scheduleNext();
+  }
+
+  /** Steps down if leading past the deadline; true when it did (or had already). */
+  checkDeadline(): boolean {
+    if (this.state !== 'leader') return false;
+    if (this.term && !this.term.isOver()) return false;
+    this.stepDown(messages.reasonDeadline, true);
+    return true;
+  }
+
+  async stop({ release = true, beforeRelease }: StopOptions): Promise<void> {
+    if (this.state === 'idle') this.state = 'follower';
+    const lease = this.state === 'leader' ? this.term?.lease : undefined;
+    // Abort first so stepping down schedules nothing and in-flight calls settle at once (an
+    // acquire that ignores its signal is waited for below, and its win released).
+    this.stopController.abort(new DOMException(messages.reasonStopped, 'AbortError'));
+    this.stepDown(messages.reasonStopped, false);
+    this.clearTickTimer();
+    await this.inFlight?.catch(() => undefined);
+    try {
+      await beforeRelease?.();
+    } finally {
+      if (lease && release) await this.calls.release(lease);
+      await this.calls.drain(this.callTimeoutMs);
+      await this.watchHandle?.close().catch(() => undefined);
+      this.clearTickTimer();
+      this.term?.disarm();
+      this.state = 'stopped';
+      this.d.events.complete();
+    }
+  }
+
+  private runTick(): Promise<void> {
+    if (this.inFlight) return this.inFlight;
+    this.clearTickTimer();
+    const tick = (this.state === 'leader' ? this.renewOnce() : this.acquireOnce()).finally(() => {
+      this.inFlight = undefined;
+      this.scheduleNext();
+    });
+    this.inFlight = tick;
+    return tick;
+  }
+
+  private scheduleNext(): void {
+    if (this.stopController.signal.aborted || this.inFlight) return;
+    const { clock, timings } = this.d;
+    let delay: number;
+    if (this.state === 'leader') {
+      delay = timings.renewIntervalMs - (clock.now() - (this.lastRenewSentAt ?? 0));
+      delay = Math.min(Math.max(0, delay), timings.renewIntervalMs);
+    } else if (this.pushPending && clock.now() >= this.contendNotBefore) {
+      delay = 0;
+    } else {
+      const jittered = timings.retryIntervalMs * (1 + (Math.random() * 2 - 1) * JITTER);
+      delay = Math.max(jittered, this.contendNotBefore - clock.now());
+    }
+    this.pushPending = false;
+    this.clearTickTimer();
+    this.tickTimer = clock.setTimeout(() => {
+      this.tickTimer = undefined;
+      void this.runTick();
+    }, delay);
+  }
+
+  private async acquireOnce(): Promise<void> {
+    const { clock, store, timings } = this.d;
+    const sent = sentNow(clock);
+    const resignations = this.resignations;
+    try {
+      const result = await this.calls.call(
+        this.callTimeoutMs,
+        (signal) =>
+          store.acquire({
+            election: this.d.election,
+            identity: this.d.identity,
+            leaseDurationMs: timings.leaseDurationMs,
+            signal,
+          }),
+        // An acquire we stopped waiting for may still have won: hand that lease back.
+        (late) => (late.acquired ? this.calls.release(late.lease) : undefined),
+      );
+      this.d.failures.noteSuccess();
+      if (!result.acquired) {
+        this.setObservedLeader(result.holder);
+        return;
+      }
+      const term = new Term(result.lease, sent, clock, timings.renewDeadlineMs);
+      // Won, but too late to act on it, or we stopped or resigned meanwhile: hand it straight back.
+      if (this.stopController.signal.aborted || resignations !== this.resignations || term.isOver()) {
+        await this.calls.release(result.lease);
+        return;
+      }
+      this.becomeLeader(term, sent);
+    } catch (error) {
+      this.noteFailure(toLeaseStoreError(error), sent.mono);
+    }
+  }
+
+  private async renewOnce(): Promise<void> {
+    const term = this.term;
+    if (!term || this.checkDeadline()) return;
+    const sent = sentNow(this.d.clock);
+    this.lastRenewSentAt = sent.mono;
+    try {
+      // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
+      await this.calls.call(term.remainingMs(), (signal) =>
+        this.d.store.renew(term.lease, { leaseDurationMs: this.d.timings.leaseDurationMs, signal }),
+      );
+      this.d.failures.noteSuccess();
+      if (this.term !== term || this.checkDeadline()) return;
+      term.extend(sent);
+      this.lastRenewAt = this.d.clock.wallNow();
+      this.d.events.next({ type: 'renewed', term: term.lease.term, validUntil: term.validUntil() });
+    } catch (raw) {
+      const error = toLeaseStoreError(raw);
+      if (error.kind === 'lost') {
+        this.d.failures.noteSuccess();
+        if (this.term !== term) return;
+        this.stepDown(messages.reasonLost, false);
+        return;
+      }
+      // Counted even when the deadline timer ended the term first: the store did fail.
+      this.noteFailure(error, sent.mono, false);
+      if (this.term === term && !this.checkDeadline()) {
+        this.d.logger.warn(messages.renewFailed(this.d.election, error.message, term.remainingMs()));
+      }
+    }
+  }
+
+  private becomeLeader(term: Term, sent: SentAt): void {
+    const { election, identity } = this.d;
+    const { lease } = term;
+    this.term = term;
+    this.lastRenewSentAt = sent.mono;
+    this.lastRenewAt = this.d.clock.wallNow();
+    this.state = 'leader';
+    term.start(() => this.checkDeadline());
+    this.d.logger.log(messages.elected(election, identity, lease.term));
+    this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
+    this.setObservedLeader(identity);
+  }
+
+  private stepDown(reason: string, release: boolean): void {
+    const term = this.term;
+    if (!term || this.state !== 'leader') return;
+    const { lease } = term;
+    this.term = undefined;
+    this.state = 'follower';
+    term.end(reason);
+    this.d.logger.log(messages.revoked(this.d.election, this.d.identity, lease.term, reason));
+    this.d.events.next({ type: 'revoked', term: lease.term, reason });
+    if (this.observedLeader === this.d.identity) this.setObservedLeader(undefined);
+    // A stale lease in the store would only delay the next leader: hand it back, best effort.
+    if (release) void this.calls.release(lease);
+    this.scheduleNext();
+  }
+
+  private setObservedLeader(leaderId: string | undefined): void {
+    if (this.observedLeader === leaderId) return;
+    this.observedLeader = leaderId;
+    this.d.logger.debug?.(messages.leaderChanged(this.d.election, leaderId));
+    this.d.events.next({ type: 'leader-changed', leaderId });
+  }
+
+  private openWatch(): void {
+    if (!this.d.store.watch) return;
+    try {
+      this.watchHandle = this.d.store.watch(this.d.election, () => this.onMayBeFree());
+    } catch (raw) {
+      this.d.logger.warn(messages.watchFailed(this.d.election, toLeaseStoreError(raw).message));
+    }
+  }
+
+  private onMayBeFree(): void {
+    if (this.state !== 'follower' || this.stopController.signal.aborted) return;
+    if (this.d.clock.now() < this.contendNotBefore) return;
+    if (this.inFlight) {
+      this.pushPending = true;
+      return;
+    }
+    void this.runTick();
+  }
+
+  private noteFailure(error: LeaseStoreError, sentAt: number, log = true): void {
+    if (this.stopController.signal.aborted) return;
+    this.d.failures.noteFailure(error, sentAt, log);
+  }
+
+  private clearTickTimer(): void {
+    if (this.tickTimer !== undefined) this.d.clock.clearTimeout(this.tickTimer);
+    this.tickTimer = undefined;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Clock } from '../shared/clock.js';
+import type { LeaseStore } from '../stores/lease-store.js';
+import type { ElectorTimings } from './elector-options.js';
+
+export interface ElectorLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  debug?(message: string): void;
+}
+
+export interface ElectorOptions extends Partial<ElectorTimings> {
+  store: LeaseStore;
+  /** The lease name: blob name, row key or etcd key suffix. */
+  election: string;
+  /** Unique per process; default `hostname-pid-<4 hex chars>`. */
+  identity?: string;
+  clock?: Clock;
+  logger?: ElectorLogger;
+}
+
+export type ElectorState = 'idle' | 'follower' | 'leader' | 'stopped';
+
+export interface LeadershipEvent {
+  /** `renewed` follows every successful renewal of our lease; the others mark changes. */
+  type: 'elected' | 'renewed' | 'revoked' | 'leader-changed';
+  /** Our term, for `elected`, `renewed` and `revoked`. */
+  term?: number;
+  /**
+   * For `elected` and `renewed`: wall-clock time (epoch ms) until which we act as leader unless
+   * the next renewal succeeds — for ledgers and metrics; {@link Elector.isLeader} is the authority.
+   */
+  validUntil?: number;
+  /** The leader now known, for `leader-changed` (undefined when unknown). */
+  leaderId?: string;
+  /** Why leadership ended, for `revoked`. */
+  reason?: string;
+}
+
+/** A JSON-able snapshot for status endpoints and health checks. */
+export interface ElectorStatus {
+  election: string;
+  identity: string;
+  isLeader: boolean;
+  leaderId: string | null;
+  term: number | null;
+  state: ElectorState;
+  /** Wall-clock time of the last successful acquire/renew of our lease, ISO 8601. */
+  lastRenewAt: string | null;
+  consecutiveFailures: number;
+  lastError: { kind: string; message: string } | null;
+}
+
+export interface ElectorHealth {
+  healthy: boolean;
+  reason?: string;
+}
+
+export interface StopOptions {
+  /** Release the lease if still ours (default true), so a follower takes over at once. */
+  release?: boolean;
+  /** Awaited after the term's signal aborted and before the release: let leader work wind down. */
+  beforeRelease?: () => Promise<unknown>;
+}
+
+/** Without a logger, only trouble is printed: a library must not chatter on stdout. */
+export const defaultLogger: ElectorLogger = {
+  log: () => undefined,
+  warn: (message) => console.warn(message),
+  error: (message) => console.error(message),
+};

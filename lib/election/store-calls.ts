@@ -1,0 +1,92 @@
+import { messages } from '../leader-election.messages.js';
+import { untilAborted } from '../shared/abort.js';
+import { type Clock, type ClockTimer, timeoutSignal } from '../shared/clock.js';
+import { type Lease, type LeaseStore, toLeaseStoreError } from '../stores/lease-store.js';
+import type { ElectorLogger } from './elector.types.js';
+
+/**
+ * Every store call the elector makes, each under a timeout (and under `stop()` unless told
+ * otherwise), plus what still runs after we stopped waiting (late answers of calls that ignored
+ * their signal, releases), so `stop()` can wait for it and then start nothing more.
+ */
+export class StoreCalls {
+  /** Calls we stopped waiting for, until their answer has been dealt with (`onLate`). */
+  private readonly lateAnswers = new Set<Promise<unknown>>();
+  private readonly releases = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly election: string,
+    private readonly clock: Clock,
+    private readonly logger: ElectorLogger,
+    private readonly stopSignal: AbortSignal,
+    /** Bound of a follower's call and of a release: see {@link Elector} for why. */
+    private readonly callTimeoutMs: number,
+  ) {}
+
+  /**
+   * One store call under a timeout (and under `stop()` unless `stoppable` is false). Stores should
+   * honour the signal; if one does not, we stop waiting at the timeout anyway, so a misbehaving
+   * store can stall neither the loop nor shutdown. `onLate` gets a result that came after that
+   * (our own guard for third-party stores; the built-in ones undo a late win themselves).
+   */
+  call<T>(
+    timeoutMs: number,
+    call: (signal: AbortSignal) => Promise<T>,
+    onLate?: (value: T) => unknown,
+    stoppable = true,
+  ): Promise<T> {
+    const parent = stoppable ? this.stopSignal : undefined;
+    const { signal, dispose } = timeoutSignal(this.clock, timeoutMs, parent);
+    const answer = (async () => call(signal))();
+    const onAbandoned =
+      onLate &&
+      (() =>
+        void track(
+          this.lateAnswers,
+          answer.then(onLate, () => undefined),
+        ));
+    return untilAborted(signal, answer, onAbandoned).finally(dispose);
+  }
+
+  /**
+   * Hand `lease` back, best effort: a failure is logged, never thrown. After {@link drain} nothing
+   * starts any more; the lease then expires by itself.
+   */
+  release(lease: Lease): Promise<void> {
+    if (this.closed) {
+      this.logger.warn(messages.releaseAfterStop(this.election, lease.term));
+      return Promise.resolve();
+    }
+    const release = this.call(this.callTimeoutMs, (signal) => this.store.release(lease, { signal }), undefined, false);
+    return track(
+      this.releases,
+      release.catch((raw) => this.logger.warn(messages.releaseFailed(this.election, toLeaseStoreError(raw).message))),
+    );
+  }
+
+  /**
+   * For `stop()`: waits for the late answers of abandoned calls (at most `answersWithinMs`; later
+   * ones are ignored) and for every release (each bounded by its own timeout). Afterwards no call,
+   * release or timer of ours starts.
+   */
+  async drain(answersWithinMs: number): Promise<void> {
+    if (this.lateAnswers.size > 0) {
+      let timer: ClockTimer | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = this.clock.setTimeout(resolve, answersWithinMs);
+      });
+      await Promise.race([Promise.all(this.lateAnswers), bound]);
+      this.clock.clearTimeout(timer);
+    }
+    this.closed = true;
+    while (this.releases.size > 0) await Promise.all(this.releases);
+  }
+}
+
+function track<T>(set: Set<Promise<unknown>>, work: Promise<T>): Promise<T> {
+  const tracked = work.finally(() => set.delete(tracked));
+  set.add(tracked);
+  return tracked;
+}
