@@ -37,7 +37,7 @@ export {
   OnRevoked,
   type RevokedHookEvent,
 } from './leadership-hooks.decorator.js';
-export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
+export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';
 export {
   type AcquireRequest,
   type AcquireResult,

@@ -194,6 +194,13 @@ export const messages = {
     `leader election "${election}": closing ${store} failed: ${message}`,
   waitStopped: (election: string) => `leader election "${election}" stopped before this instance became the leader`,
   healthSteppingDown: 'stepping down (application shutting down)',
+
+  // ---- Stores, added by issues 10/11/13 (lib/stores/**) -----------------------------------------
+  // Never quote the rejected value: a connection string may carry a password.
+  storeOptions: {
+    connectionInvalid: (store: string, option: string, expected: string) =>
+      `${store}: ${option} is not a valid connection string (expected ${expected}); check the configuration or the environment variable it comes from`,
+  },
 } as const;
 
 function formatSeconds(ms: number): string {

@@ -1,5 +1,5 @@
-// nestjs-leader-election/mysql: the MySQL / MariaDB lease store. Its driver `mysql2` is an optional
-// peer dependency, loaded only when a store first talks to the server.
+// nestjs-leader-election/mysql: the MySQL / MariaDB lease store. Its driver `mysql2` is an optional peer
+// dependency: only importing this subpath loads it, the root entry never does.
 export {
   MYSQL_LEASE_TABLE_SQL,
   MySqlLeaseStore,

@@ -1,8 +1,8 @@
 // nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` is an optional peer
-// dependency, loaded only when a store first talks to the server.
+// dependency: only importing this subpath loads it, the root entry never does.
 export {
   POSTGRES_LEASE_TABLE_SQL,
   PostgresLeaseStore,
   type PostgresLeaseStoreOptions,
   postgresLeaseTableSql,
-} from './stores/postgres.store.js';
+} from './stores/postgres/postgres.store.js';

@@ -1,3 +1,3 @@
 // nestjs-leader-election/redis: the Redis lease store. Its driver `ioredis` is an optional peer
-// dependency, loaded only when a store first talks to the server.
-export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis.store.js';
+// dependency: only importing this subpath loads it, the root entry never does.
+export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis/redis.store.js';

@@ -15,7 +15,11 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import { Elector, type ElectorLogger } from '../../lib/election/elector.js';
-import { type AzureAuthKind, AzureBlobLeaseStore, classifyAzureError } from '../../lib/stores/azure-blob.store.js';
+import {
+  type AzureAuthKind,
+  AzureBlobLeaseStore,
+  classifyAzureError,
+} from '../../lib/stores/azure/azure-blob.store.js';
 import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';

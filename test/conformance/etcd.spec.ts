@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { Elector } from '../../lib/election/elector.js';
-import { EtcdLeaseStore } from '../../lib/stores/etcd.store.js';
+import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup/servers.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres.store.js';
+import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres/postgres.store.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { RedisLeaseStore } from '../../lib/stores/redis.store.js';
+import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
