@@ -34,8 +34,10 @@ export interface PostgresStatements {
 
 export function postgresStatements(table: string): PostgresStatements {
   return {
-    // Take the row if free or expired, else report who holds it — as far as the statement's
-    // snapshot shows: a row a concurrent acquire committed meanwhile is invisible to it.
+    // Take the row if free or expired, else report who holds it — when the statement's snapshot
+    // shows it held. After waiting for a concurrent acquire, the snapshot is older than the row
+    // that beat us (missing, or the released row before it): then it answers nothing, and the
+    // caller asks afresh.
     acquire: `WITH taken AS (
         INSERT INTO ${table} AS l (election, holder, lease_id, term, expires_at)
         VALUES ($1, $2, $3, 1, clock_timestamp() + $4::double precision * interval '1 millisecond')
@@ -45,7 +47,8 @@ export function postgresStatements(table: string): PostgresStatements {
         RETURNING term)
       SELECT true AS acquired, term, $2::text AS holder FROM taken
       UNION ALL
-      SELECT false, term, holder FROM ${table} WHERE election = $1 AND NOT EXISTS (SELECT 1 FROM taken)`,
+      SELECT false, term, holder FROM ${table}
+        WHERE election = $1 AND expires_at > clock_timestamp() AND NOT EXISTS (SELECT 1 FROM taken)`,
     renew: `UPDATE ${table} SET expires_at = clock_timestamp() + $4::double precision * interval '1 millisecond'
         WHERE election = $1 AND lease_id = $2 AND term = $3 AND expires_at > clock_timestamp()
         RETURNING term`,

@@ -151,8 +151,7 @@ export class PostgresLeaseStore implements LeaseStore {
           return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
         }
         if (row) return { acquired: false, holder: row.holder, term: Number(row.term) };
-        // A row inserted by a concurrent acquire that committed after our statement began is
-        // invisible to the statement's snapshot: ask afresh who holds the lease.
+        // Not taken, and the statement's snapshot predates whoever beat us: ask afresh who holds it.
         step();
         const info = await this.readRow(step, election);
         return { acquired: false, holder: info.holder, term: info.term };
