@@ -22,6 +22,7 @@ import {
 } from '../../lib/stores/azure/azure-blob.store.js';
 import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 
 const LEASE_MS = 15_000;
@@ -75,6 +76,18 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
     createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
     createStoreInFreshNamespace: () =>
       new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
+    createReplyLosingStore: async () => {
+      const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+      const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+      return {
+        store: new AzureBlobLeaseStore({ connectionString: viaProxy, container }),
+        loseNextAcquireReply: () => proxy.set({ kind: 'lose-reply', op: 'lease:acquire' }),
+        get repliesLost() {
+          return proxy.repliesLost;
+        },
+        close: () => proxy.close(),
+      };
+    },
   };
 });
 

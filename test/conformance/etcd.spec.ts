@@ -7,6 +7,7 @@ import { Elector } from '../../lib/election/elector.js';
 import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup/servers.js';
+import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
@@ -37,6 +38,11 @@ describeLeaseStoreConformance('EtcdLeaseStore', () => ({
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}/` }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(etcdEndpoint(), 2379),
+      (port) => new EtcdLeaseStore({ connection: `http://127.0.0.1:${port}`, keyPrefix: prefix }),
+    ),
 }));
 
 describePushHandoverConformance('EtcdLeaseStore', () => ({

@@ -19,7 +19,21 @@ export interface ConformanceTarget {
   createStore(): Promise<LeaseStore> | LeaseStore;
   /** optional: a store whose namespace (container/table/prefix) does not exist yet */
   createStoreInFreshNamespace?(): Promise<LeaseStore> | LeaseStore;
+  /**
+   * A store over the same backend whose link to the server can lose the reply to an acquire after
+   * the server applied it (a TCP/HTTP proxy in front of the real server, or a fault wrapper).
+   */
+  createReplyLosingStore(): Promise<ReplyLosingStore> | ReplyLosingStore;
   teardown?(): Promise<void>;
+}
+
+export interface ReplyLosingStore {
+  store: LeaseStore;
+  /** Lose the reply to the next acquire by `identity`, after the server applied it. */
+  loseNextAcquireReply(identity: string): void;
+  /** Replies lost so far: proves the fault fired. */
+  readonly repliesLost: number;
+  close?(): Promise<void>;
 }
 
 /** Bound of a single store call: generous, the test machine is small and busy. */
@@ -27,6 +41,9 @@ const CALL_TIMEOUT_MS = 10_000;
 /** An already-aborted call must settle at least this fast. */
 const PROMPT_MS = 2_000;
 const FAST_TEST_TIMEOUT_MS = 60_000;
+/** The timeout of the acquire whose reply gets lost, and the follower's retry interval after it. */
+const LOST_CALL_TIMEOUT_MS = 2_000;
+const RETRY_MS = 250;
 
 export function describeLeaseStoreConformance(name: string, target: () => ConformanceTarget): void {
   describe(`LeaseStore conformance: ${name}`, () => {
@@ -289,6 +306,79 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
 
         await expectRejection(renew(storeA, old), 'lost');
         expect(await read(storeA, election)).toEqual({ held: false, term: taken.term });
+      },
+      slowTestTimeoutMs,
+    );
+
+    test.concurrent(
+      'an acquire whose reply is lost after the server applied it leaves no orphan: another instance leads within the call timeout + one retry + 1 s',
+      async () => {
+        const election = electionName('reply-lost');
+        const lossy = await t.createReplyLosingStore();
+        const other = await newStore();
+        // Long enough that an orphaned lease cannot pass for a prompt failover.
+        const limits = other.limits;
+        const step = limits.leaseDurationStepMs ?? 1;
+        const leaseMs = Math.min(
+          limits.maxLeaseDurationMs,
+          Math.ceil(Math.max(limits.minLeaseDurationMs, 10_000) / step) * step,
+        );
+        const identity = `lossy-${randomBytes(4).toString('hex')}`;
+        try {
+          // Warm up: namespace (table, container, blob), server-side script cache and the lossy
+          // store's connection exist, so the lost reply is that of an acquire the server applied.
+          await release(other, await acquireOk(other, election, 'warm-up'));
+          expect(await read(lossy.store, election)).toMatchObject({ held: false });
+          lossy.loseNextAcquireReply(identity);
+          const startedAt = performance.now();
+          const outcome = await lossy.store
+            .acquire({
+              election,
+              identity,
+              leaseDurationMs: leaseMs,
+              signal: AbortSignal.timeout(LOST_CALL_TIMEOUT_MS),
+            })
+            .catch((error: unknown) => error);
+          expect(lossy.repliesLost).toBe(1);
+          if (!(outcome instanceof Error)) {
+            // A client that resends an unanswered command after reconnecting (ioredis) gets a clear
+            // answer after all: it must be the lease it took, not "held by someone" (ourselves).
+            expect(outcome).toMatchObject({ acquired: true, lease: { election, holder: identity } });
+            const { lease } = outcome as { lease: Lease };
+            expect(await read(other, election)).toEqual({ held: true, holder: identity, term: lease.term });
+            await lossy.store.renew(lease, { leaseDurationMs: leaseMs, signal: callSignal() });
+            await lossy.store.release(lease, { signal: callSignal() });
+          } else {
+            expect(outcome).toMatchObject({ kind: 'transient' });
+          }
+          // A follower polling every RETRY_MS leads within the bound, never a whole lease later.
+          const boundMs = LOST_CALL_TIMEOUT_MS + RETRY_MS + 1_000;
+          let taken: Lease | undefined;
+          while (!taken) {
+            const result = await other.acquire({
+              election,
+              identity: 'other',
+              leaseDurationMs: leaseMs,
+              signal: callSignal(),
+            });
+            if (result.acquired) taken = result.lease;
+            else if (performance.now() - startedAt > leaseMs + 5_000) break;
+            else await sleep(RETRY_MS);
+          }
+          const ledAfterMs = performance.now() - startedAt;
+          expect({ led: taken !== undefined, ledAfterMs: Math.round(ledAfterMs) }).toEqual({
+            led: true,
+            ledAfterMs: expect.any(Number),
+          });
+          expect(ledAfterMs).toBeLessThan(boundMs);
+          await release(other, taken as Lease);
+          // Once the lossy store's clean-ups have settled (close waits for them), nothing is left
+          // behind, and the second release (after the abandoned call ended) touched nobody else's.
+          await lossy.store.close?.();
+          expect(await read(other, election)).toMatchObject({ held: false });
+        } finally {
+          await lossy.close?.();
+        }
       },
       slowTestTimeoutMs,
     );

@@ -7,6 +7,7 @@ import mysql from 'mysql2/promise';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql.store.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
+import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 
 const LEASE_MS = 1_000;
@@ -41,6 +42,11 @@ describeLeaseStoreConformance('MySqlLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(MYSQL_URL, 3306),
+      (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
+    ),
 }));
 
 describe('MySqlLeaseStore specifics', () => {

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres/postgres.store.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
+import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
@@ -44,6 +45,11 @@ describeLeaseStoreConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(PG_URL, 5432),
+      (port) => new PostgresLeaseStore({ connection: withPort(PG_URL, port), table }),
+    ),
 }));
 
 describePushHandoverConformance('PostgresLeaseStore', () => ({

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';
+import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
@@ -38,6 +39,11 @@ describeLeaseStoreConformance('RedisLeaseStore', () => ({
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}:` }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(REDIS_URL, 6379),
+      (port) => new RedisLeaseStore({ connection: withPort(REDIS_URL, port), keyPrefix: prefix }),
+    ),
 }));
 
 describePushHandoverConformance('RedisLeaseStore', () => ({
