@@ -44,6 +44,8 @@ const FAST_TEST_TIMEOUT_MS = 60_000;
 /** The timeout of the acquire whose reply gets lost, and the follower's retry interval after it. */
 const LOST_CALL_TIMEOUT_MS = 2_000;
 const RETRY_MS = 250;
+/** Client clock skew of the skew case: minutes, yet under Azure's 15-minute request-date limit. */
+const SKEW_MS = 10 * 60_000;
 
 export function describeLeaseStoreConformance(name: string, target: () => ConformanceTarget): void {
   describe(`LeaseStore conformance: ${name}`, () => {
@@ -317,12 +319,7 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
         const lossy = await t.createReplyLosingStore();
         const other = await newStore();
         // Long enough that an orphaned lease cannot pass for a prompt failover.
-        const limits = other.limits;
-        const step = limits.leaseDurationStepMs ?? 1;
-        const leaseMs = Math.min(
-          limits.maxLeaseDurationMs,
-          Math.ceil(Math.max(limits.minLeaseDurationMs, 10_000) / step) * step,
-        );
+        const leaseMs = leaseFor(other, 10_000);
         const identity = `lossy-${randomBytes(4).toString('hex')}`;
         try {
           // Warm up: namespace (table, container, blob), server-side script cache and the lossy
@@ -383,6 +380,82 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
       slowTestTimeoutMs,
     );
 
+    test.concurrent(
+      'renew extends the lease: renewed halfway, it is still held past its original expiry',
+      async () => {
+        const election = electionName('renew-extends');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const leaseMs = leaseFor(storeA, 3_000);
+        const result = await storeA.acquire({
+          election,
+          identity: 'a',
+          leaseDurationMs: leaseMs,
+          signal: callSignal(),
+        });
+        // The server's expiry was set before the answer arrived: counted from here, it is passed
+        // for sure at 1.35 × the lease.
+        const acquiredAt = performance.now();
+        if (!result.acquired) throw new Error(`expected a to acquire: ${JSON.stringify(result)}`);
+        await sleep(0.5 * leaseMs - (performance.now() - acquiredAt));
+        const renewSentAt = performance.now();
+        await storeA.renew(result.lease, { leaseDurationMs: leaseMs, signal: callSignal() });
+        await sleep(1.35 * leaseMs - (performance.now() - acquiredAt));
+        // The renewed expiry (at least renewSentAt + lease) is still ahead.
+        expect(performance.now() - renewSentAt).toBeLessThan(0.95 * leaseMs);
+        const refused = await storeB.acquire({
+          election,
+          identity: 'b',
+          leaseDurationMs: leaseMs,
+          signal: callSignal(),
+        });
+        expect(refused).toMatchObject({ acquired: false, holder: 'a' });
+        expect(await read(storeB, election)).toEqual({ held: true, holder: 'a', term: result.lease.term });
+        await storeA.release(result.lease, { signal: callSignal() });
+      },
+      slowTestTimeoutMs,
+    );
+
+    // Not concurrent: the skew is process-wide (a whole process whose clock is off), so it stays on
+    // only around the calls that need it.
+    test(
+      "a client clock minutes off neither takes a held lease nor loses its own (expiry is the store's to judge)",
+      async () => {
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const leaseMs = leaseFor(storeA, 3_000);
+        const call = () => ({ leaseDurationMs: leaseMs, signal: callSignal() });
+        for (const skewMs of [SKEW_MS, -SKEW_MS]) {
+          // Acquired with a true clock, judged by a skewed one; then the other way round.
+          for (const acquiredSkewed of [false, true]) {
+            const election = electionName(
+              `skew-${skewMs > 0 ? 'ahead' : 'behind'}-${acquiredSkewed ? 'own' : 'other'}`,
+            );
+            const skewedAcquire = acquiredSkewed ? skewClock(skewMs) : () => undefined;
+            let result: AcquireResult;
+            try {
+              result = await storeA.acquire({ election, identity: 'a', ...call() });
+            } finally {
+              skewedAcquire();
+            }
+            if (!result.acquired) throw new Error(`expected a to acquire: ${JSON.stringify(result)}`);
+            const restore = acquiredSkewed ? () => undefined : skewClock(skewMs);
+            try {
+              // Whoever's clock is off: the lease is held, by its holder, and its holder keeps it.
+              expect(await storeB.acquire({ election, identity: 'b', ...call() })).toMatchObject({ acquired: false });
+              expect(await read(storeB, election)).toEqual({ held: true, holder: 'a', term: result.lease.term });
+              await storeA.renew(result.lease, call());
+              expect(await read(storeA, election)).toEqual({ held: true, holder: 'a', term: result.lease.term });
+            } finally {
+              restore();
+            }
+            expect(await storeB.acquire({ election, identity: 'b', ...call() })).toMatchObject({ acquired: false });
+            await storeA.renew(result.lease, call());
+            await release(storeA, result.lease);
+          }
+        }
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
     if (t.createStoreInFreshNamespace) {
       const createFresh = t.createStoreInFreshNamespace.bind(t);
       test.concurrent(
@@ -407,6 +480,34 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
       );
     }
   });
+}
+
+/**
+ * Makes the whole process's wall clock `offsetMs` off (`Date.now()` and `new Date()` alike, as on a
+ * machine whose clock is wrong) until the returned function restores it.
+ */
+function skewClock(offsetMs: number): () => void {
+  const RealDate = globalThis.Date;
+  class SkewedDate extends RealDate {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(RealDate.now() + offsetMs);
+      else super(...(args as [number]));
+    }
+    static override now(): number {
+      return RealDate.now() + offsetMs;
+    }
+  }
+  globalThis.Date = SkewedDate as DateConstructor;
+  return () => {
+    globalThis.Date = RealDate;
+  };
+}
+
+/** `atLeastMs`, or the nearest duration the store accepts above it. */
+function leaseFor(store: LeaseStore, atLeastMs: number): number {
+  const { minLeaseDurationMs, maxLeaseDurationMs, leaseDurationStepMs = 1 } = store.limits;
+  const wanted = Math.max(minLeaseDurationMs, atLeastMs);
+  return Math.min(maxLeaseDurationMs, Math.ceil(wanted / leaseDurationStepMs) * leaseDurationStepMs);
 }
 
 function electionName(tag: string): string {
