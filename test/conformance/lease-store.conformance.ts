@@ -540,3 +540,21 @@ async function expectPromptTransient(promise: Promise<unknown>): Promise<void> {
   await expectRejection(promise, 'transient');
   expect(performance.now() - startedAt).toBeLessThan(PROMPT_MS);
 }
+
+/**
+ * A malformed connection string fails at construction — a TypeError naming `option`, never echoing
+ * the string (its password) — rather than on first use as a "transient" failure retried forever.
+ */
+export function expectMalformedConnectionRefused(make: () => unknown, option: string, secret: string): void {
+  let error: unknown;
+  try {
+    make();
+  } catch (caught) {
+    error = caught;
+  }
+  expect(error).toBeInstanceOf(TypeError);
+  const { message, cause } = error as TypeError;
+  expect(message).toContain(`${option} is not a valid connection string`);
+  expect(message).not.toContain(secret);
+  expect(cause).toBeUndefined();
+}

@@ -8,7 +8,7 @@ import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/leas
 import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql.store.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_my');
@@ -200,6 +200,20 @@ describe('MySqlLeaseStore specifics', () => {
       result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
     }
     expect(result.acquired).toBe(true);
+  });
+
+  it('refuses a malformed connection URI at construction, naming the option, never echoing it', () => {
+    for (const bad of ['mysql://app:s3cret-pw@db:port/test', 'db:3306 s3cret-pw', 'postgres://app:s3cret-pw@db/test']) {
+      expectMalformedConnectionRefused(() => new MySqlLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
+      expectMalformedConnectionRefused(
+        () => new MySqlLeaseStore({ connection: { uri: bad } }),
+        'connection.uri',
+        's3cret-pw',
+      );
+    }
+    for (const good of [MYSQL_URL, 'mariadb://app:pw@db:3307/test']) {
+      expect(() => new MySqlLeaseStore({ connection: good })).not.toThrow();
+    }
   });
 
   it('rejects table names that are not plain identifiers', () => {

@@ -8,7 +8,7 @@ import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/leas
 import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres/postgres.store.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
 const LEASE_MS = 1_000;
@@ -184,6 +184,30 @@ describe('PostgresLeaseStore specifics', () => {
       result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
     }
     expect(result.acquired).toBe(true);
+  });
+
+  it('refuses a malformed connection string at construction, naming the option, never echoing it', () => {
+    for (const bad of [
+      'postgres://app:s3cret-pw@db:port/test',
+      'not a url s3cret-pw',
+      'mysql://app:s3cret-pw@db/test',
+    ]) {
+      expectMalformedConnectionRefused(() => new PostgresLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
+      expectMalformedConnectionRefused(
+        () => new PostgresLeaseStore({ connection: { connectionString: bad } }),
+        'connection.connectionString',
+        's3cret-pw',
+      );
+    }
+    // Well-formed ones still construct (nothing connects before first use).
+    for (const good of [
+      PG_URL,
+      'postgresql://app:pw@db:5432/test?sslmode=require',
+      'postgres:///test',
+      'socket:/var/run/postgresql?db=test',
+    ]) {
+      expect(() => new PostgresLeaseStore({ connection: good })).not.toThrow();
+    }
   });
 
   it('rejects table, schema and channel names that are not plain identifiers', () => {
