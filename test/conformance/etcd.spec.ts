@@ -171,7 +171,11 @@ describe('EtcdLeaseStore specifics', () => {
         's3cret-pw',
       );
     }
-    expectMalformedConnectionRefused(() => new EtcdLeaseStore({ connection: ['etcd-1:2379', ''] }), 'connection', '-');
+    expectMalformedConnectionRefused(
+      () => new EtcdLeaseStore({ connection: ['etcd-1:2379', ''] }),
+      'connection',
+      'etcd-1:2379',
+    );
     for (const good of [etcdEndpoint(), 'https://etcd-1:2379', 'etcd-2:2379', 'http://[::1]:2379']) {
       expect(() => new EtcdLeaseStore({ connection: good })).not.toThrow();
     }

@@ -186,6 +186,28 @@ describe('PostgresLeaseStore specifics', () => {
     expect(result.acquired).toBe(true);
   });
 
+  it('after a simultaneous start the loser reports who holds the lease (30 warm races)', async () => {
+    const [a, b] = [store({ connection: PG_URL, table }), store({ connection: PG_URL, table })];
+    // Warm: pools connected, table there, so both statements really run at the same moment.
+    await Promise.all([a.read('warm', { signal: signal() }), b.read('warm', { signal: signal() })]);
+    const unnamed: string[] = [];
+    for (let round = 0; round < 30; round++) {
+      const election = `race-${round}-${randomBytes(4).toString('hex')}`;
+      const results = await Promise.all([
+        a.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() }),
+        b.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() }),
+      ]);
+      const winners = results.filter((result) => result.acquired);
+      expect(winners).toHaveLength(1);
+      const winner = winners[0] as { lease: { holder: string; term: number } };
+      const loser = results.find((result) => !result.acquired);
+      if (loser?.acquired !== false || loser.holder !== winner.lease.holder || loser.term !== winner.lease.term) {
+        unnamed.push(`${election}: ${JSON.stringify(loser)}`);
+      }
+    }
+    expect(unnamed).toEqual([]);
+  });
+
   it('refuses a malformed connection string at construction, naming the option, never echoing it', () => {
     for (const bad of [
       'postgres://app:s3cret-pw@db:port/test',
