@@ -80,7 +80,7 @@ export class InMemoryLeaseStore implements LeaseStore {
    * The protocol's one write: take the slot under `leaseId` if free or expired. Protected so a test
    * can put a fault between the shared acquire rule and it (a reply lost after the write applied).
    */
-  protected take(request: AcquireRequest, leaseId: string): AcquireResult {
+  protected take(request: AcquireRequest, leaseId: string): AcquireResult | Promise<AcquireResult> {
     const slot = this.slot(request.election);
     if (this.isHeld(slot)) return { acquired: false, holder: slot.holder, term: slot.term };
     slot.holder = request.identity;

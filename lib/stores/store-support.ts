@@ -105,16 +105,16 @@ export class StoreCalls {
 
   /**
    * Idempotent: stops the watches, lets pending clean-ups finish (up to {@link CLOSE_GRACE_MS}),
-   * refuses further calls, then ends the connections the store opened itself.
+   * refuses further calls, then ends the connections the store opened itself (waiting for that up
+   * to {@link CLOSE_GRACE_MS} too).
    */
   close(steps: { stopWatching?: () => Promise<unknown>; disconnect?: () => Promise<unknown> | unknown }) {
     this.closing ??= (async () => {
       await steps.stopWatching?.();
       await this.settlePending();
       this.ended = true;
-      await Promise.resolve()
-        .then(steps.disconnect)
-        .catch(() => undefined);
+      // Bounded too: a driver may wait for a reply that never comes before it lets a connection go.
+      await settleWithin([Promise.resolve().then(steps.disconnect)], CLOSE_GRACE_MS);
     })();
     return this.closing;
   }

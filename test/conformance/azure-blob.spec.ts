@@ -81,7 +81,8 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
       const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
       return {
         store: new AzureBlobLeaseStore({ connectionString: viaProxy, container }),
-        loseNextAcquireReply: () => proxy.set({ kind: 'lose-reply', op: 'lease:acquire' }),
+        loseNextAcquireReply: (_identity, how) =>
+          proxy.set({ kind: 'lose-reply', op: 'lease:acquire', silent: how === 'silence' }),
         get repliesLost() {
           return proxy.repliesLost;
         },

@@ -27,10 +27,15 @@ export interface ConformanceTarget {
   teardown?(): Promise<void>;
 }
 
+export type ReplyLoss = 'reset' | 'silence';
+
 export interface ReplyLosingStore {
   store: LeaseStore;
-  /** Lose the reply to the next acquire by `identity`, after the server applied it. */
-  loseNextAcquireReply(identity: string): void;
+  /**
+   * Lose the reply to the next acquire by `identity`, after the server applied it: then reset the
+   * connection (`reset`: the call fails), or keep silent (`silence`: the caller's signal ends it).
+   */
+  loseNextAcquireReply(identity: string, how: ReplyLoss): void;
   /** Replies lost so far: proves the fault fired. */
   readonly repliesLost: number;
   close?(): Promise<void>;
@@ -312,9 +317,9 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
       slowTestTimeoutMs,
     );
 
-    test.concurrent(
-      'an acquire whose reply is lost after the server applied it leaves no orphan: another instance leads within the call timeout + one retry + 1 s',
-      async () => {
+    test.concurrent.each(['reset', 'silence'] as const)(
+      'an acquire whose reply is lost after the server applied it (then: %s) leaves no orphan: another instance leads within the call timeout + one retry + 1 s',
+      async (how) => {
         const election = electionName('reply-lost');
         const lossy = await t.createReplyLosingStore();
         const other = await newStore();
@@ -326,7 +331,7 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
           // store's connection exist, so the lost reply is that of an acquire the server applied.
           await release(other, await acquireOk(other, election, 'warm-up'));
           expect(await read(lossy.store, election)).toMatchObject({ held: false });
-          lossy.loseNextAcquireReply(identity);
+          lossy.loseNextAcquireReply(identity, how);
           const startedAt = performance.now();
           const outcome = await lossy.store
             .acquire({
@@ -368,6 +373,9 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
             ledAfterMs: expect.any(Number),
           });
           expect(ledAfterMs).toBeLessThan(boundMs);
+          console.info(
+            `${name}: acquire reply lost, then ${how} (${outcome instanceof Error ? 'call failed' : 'resent, answered acquired'}) → another instance led after ${Math.round(ledAfterMs)} ms (bound ${boundMs} ms, lease ${leaseMs} ms)`,
+          );
           await release(other, taken as Lease);
           // Once the lossy store's clean-ups have settled (close waits for them), nothing is left
           // behind, and the second release (after the abandoned call ended) touched nobody else's.

@@ -13,10 +13,10 @@ export type ProxyMode =
   | { kind: 'status'; status: number }
   /**
    * Forward requests of operation `op` (e.g. `lease:acquire`); the first one the server answers
-   * with success (it applied it) loses that answer: the connection is reset instead. Back to pass
-   * after that one; counted in `repliesLost`.
+   * with success (it applied it) loses that answer: the connection is reset instead (or, `silent`,
+   * left unanswered). Back to pass after that one; counted in `repliesLost`.
    */
-  | { kind: 'lose-reply'; op: string };
+  | { kind: 'lose-reply'; op: string; silent?: boolean };
 
 /**
  * One request the proxy saw: when it arrived, what it was (for Azure Blob, e.g. `lease:renew`,
@@ -192,10 +192,14 @@ export class FaultProxy {
         const status = answer.statusCode ?? 502;
         if (loseReply && status < 300 && this.mode.kind === 'lose-reply') {
           // The server applied the request; its client never learns the outcome.
+          const silent = this.mode.silent === true;
           this.mode = { kind: 'pass' };
           this.repliesLost += 1;
           answer.resume();
-          answer.on('end', () => res.socket?.resetAndDestroy());
+          if (silent) {
+            this.held.add(res);
+            res.on('close', () => this.held.delete(res));
+          } else answer.on('end', () => res.socket?.resetAndDestroy());
           return;
         }
         res.writeHead(status, answer.headers);

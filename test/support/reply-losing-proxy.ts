@@ -11,7 +11,7 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 export class ReplyLosingProxy {
   /** Replies lost so far (connections that met an armed marker). */
   repliesLost = 0;
-  private armed?: { marker: Buffer; resetAfterMs: number };
+  private armed?: { marker: Buffer; resetAfterMs?: number };
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly server = createServer((client) => this.pipe(client));
@@ -28,8 +28,11 @@ export class ReplyLosingProxy {
     return (this.server.address() as AddressInfo).port;
   }
 
-  /** Lose the reply to the next request whose bytes contain `marker` (once). */
-  loseReplyAfter(marker: string, resetAfterMs = 300): void {
+  /**
+   * Lose the reply to the next request whose bytes contain `marker` (once), and reset that
+   * connection `resetAfterMs` later; without it, the connection stays open and silent.
+   */
+  loseReplyAfter(marker: string, resetAfterMs?: number): void {
     this.armed = { marker: Buffer.from(marker), resetAfterMs };
   }
 
@@ -61,12 +64,14 @@ export class ReplyLosingProxy {
           this.armed = undefined;
           this.repliesLost += 1;
           losing = true;
-          const timer = setTimeout(() => {
-            this.timers.delete(timer);
-            client.resetAndDestroy();
-            upstream.destroy();
-          }, armed.resetAfterMs);
-          this.timers.add(timer);
+          if (armed.resetAfterMs !== undefined) {
+            const timer = setTimeout(() => {
+              this.timers.delete(timer);
+              client.resetAndDestroy();
+              upstream.destroy();
+            }, armed.resetAfterMs);
+            this.timers.add(timer);
+          }
         }
         tail = seen.subarray(Math.max(0, seen.length - armed.marker.length));
       }
@@ -90,7 +95,8 @@ export async function storeBehindReplyLosingProxy<S extends { close?(): Promise<
   const store = storeAt(proxy.port);
   return {
     store,
-    loseNextAcquireReply: (identity: string) => proxy.loseReplyAfter(identity),
+    loseNextAcquireReply: (identity: string, how: 'reset' | 'silence') =>
+      proxy.loseReplyAfter(identity, how === 'reset' ? 300 : undefined),
     get repliesLost() {
       return proxy.repliesLost;
     },
