@@ -5,4 +5,4 @@ export {
   MySqlLeaseStore,
   type MySqlLeaseStoreOptions,
   mysqlLeaseTableSql,
-} from './stores/mysql.store.js';
+} from './stores/mysql/mysql.store.js';

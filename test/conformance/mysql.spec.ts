@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql.store.js';
+import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql/mysql.store.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';

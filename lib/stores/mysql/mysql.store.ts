@@ -1,22 +1,20 @@
 // A static import is fine here: this file is reachable only through the `/mysql` subpath, whose
 // users have installed the optional peer `mysql2`.
 import mysql, { type Pool, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../../leader-election.messages.js';
 import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
-  FatalLeaseStoreError,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
   type LeaseStore,
-  type LeaseStoreError,
   type LeaseStoreLimits,
   type RenewOptions,
-  TransientLeaseStoreError,
-} from './lease-store.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls } from './store-support.js';
+} from '../lease-store.js';
+import { checkConnectionUrl, errorCode, type Step, StoreCalls } from '../store-support.js';
+import { classifyMySqlError } from './mysql-errors.js';
 
 const STORE = 'MySqlLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';
@@ -99,7 +97,10 @@ export class MySqlLeaseStore implements LeaseStore {
   private readonly connection?: PoolOptions;
   private pool?: Pool;
   private tableReady?: Promise<void>;
-  private readonly calls = new StoreCalls({ name: STORE, classify: (error) => this.classify(error) });
+  private readonly calls = new StoreCalls({
+    name: STORE,
+    classify: (error) => classifyMySqlError(error, this.table, this.createTable),
+  });
 
   constructor(options: MySqlLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
@@ -249,43 +250,6 @@ export class MySqlLeaseStore implements LeaseStore {
     this.pool ??= mysql.createPool(this.connection as PoolOptions);
     return this.pool;
   }
-
-  private classify(error: unknown): LeaseStoreError {
-    const code = errorCode(error);
-    const fatal = (message: string) => new FatalLeaseStoreError(message, { cause: error });
-    switch (code) {
-      case 'ER_ACCESS_DENIED_ERROR':
-      case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
-      case 'ER_NOT_SUPPORTED_AUTH_MODE':
-      case 'ER_ACCOUNT_HAS_BEEN_LOCKED':
-      case 'ER_MUST_CHANGE_PASSWORD_LOGIN':
-      case 'AUTH_SWITCH_PLUGIN_ERROR':
-        return fatal(messages.mysql.authFailed(code));
-      case 'ER_DBACCESS_DENIED_ERROR':
-        return fatal(messages.mysql.databaseDenied);
-      case 'ER_BAD_DB_ERROR':
-        return fatal(messages.mysql.databaseMissing);
-      case 'ER_NO_DB_ERROR':
-        return fatal(messages.mysql.noDatabase);
-      case 'ER_TABLEACCESS_DENIED_ERROR':
-      case 'ER_COLUMNACCESS_DENIED_ERROR':
-      case 'ER_SPECIFIC_ACCESS_DENIED_ERROR':
-        return fatal(messages.mysql.permissionDenied(this.table, code, this.createTable));
-      case 'ER_NO_SUCH_TABLE':
-        return fatal(messages.mysql.tableMissing(this.table));
-      case 'ER_BAD_FIELD_ERROR':
-      case 'ER_WRONG_VALUE_COUNT_ON_ROW':
-      case 'ER_TRUNCATED_WRONG_VALUE':
-        return fatal(messages.mysql.incompatibleTable(this.table, code));
-    }
-    // Server errors carry a numeric errno; anything else is the client failing to talk to it.
-    if (code && typeof (error as { errno?: unknown }).errno === 'number' && code.startsWith('ER_')) {
-      return new TransientLeaseStoreError(messages.backend.failed(STORE, code), { cause: error });
-    }
-    return new TransientLeaseStoreError(messages.backend.unreachable(STORE, code ?? errorName(error)), {
-      cause: error,
-    });
-  }
 }
 
 function affectedRows(result: unknown): number {
@@ -294,8 +258,4 @@ function affectedRows(result: unknown): number {
 
 function quote(name: string): string {
   return `\`${name}\``;
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'unknown error';
 }
