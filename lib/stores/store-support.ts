@@ -35,6 +35,11 @@ export interface StoreCallsOptions {
   classify(error: unknown): LeaseStoreError;
   /** A fresh lease id, chosen before the acquire is sent. Default: a random UUID. */
   newLeaseId?: () => string;
+  /**
+   * Called with true when a first call starts and with false when the last one ended: a store can
+   * then let its idle connection stop holding the process (unref) without dropping one in use.
+   */
+  onBusy?: (busy: boolean) => void;
 }
 
 /**
@@ -55,6 +60,7 @@ export class StoreCalls {
   private readonly pending = new Set<Promise<unknown>>();
   private closing?: Promise<void>;
   private ended = false;
+  private inFlight = 0;
 
   constructor(private readonly options: StoreCallsOptions) {}
 
@@ -128,8 +134,14 @@ export class StoreCalls {
     throwIfAborted(signal);
     this.assertOpen();
     const step: Step = () => throwIfAborted(signal);
+    if (this.inFlight++ === 0) this.options.onBusy?.(true);
     // Through an async function, so a synchronous throw becomes a rejection like any other.
-    return (async () => work(step))();
+    const running = (async () => work(step))();
+    const done = () => {
+      if (--this.inFlight === 0) this.options.onBusy?.(false);
+    };
+    running.then(done, done);
+    return running;
   }
 
   private async answer<T>(signal: AbortSignal, running: Promise<T>): Promise<T> {

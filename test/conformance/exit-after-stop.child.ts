@@ -1,6 +1,6 @@
 // A child process for process-exit.spec.ts: an Elector on a store, elected, stopped — then
-// nothing. With the store's own connections idle (PostgreSQL from `connection`) or the user's own
-// client closed (Redis from `client`), the process must exit by itself.
+// nothing. With the store's own connections idle (PostgreSQL or Redis from `connection`) or the
+// user's own client closed (Redis from `client`), the process must exit by itself.
 import { Redis } from 'ioredis';
 import { Elector } from '../../lib/election/elector.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -12,6 +12,8 @@ let userClient: Redis | undefined;
 let store: LeaseStore;
 if (kind === 'postgres') {
   store = new PostgresLeaseStore({ connection: url, table: namespace });
+} else if (kind === 'redis-connection') {
+  store = new RedisLeaseStore({ connection: url, keyPrefix: namespace });
 } else {
   userClient = new Redis(url);
   store = new RedisLeaseStore({ client: userClient, keyPrefix: namespace });

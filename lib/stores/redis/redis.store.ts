@@ -72,7 +72,12 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly connection?: { url?: string; options: RedisOptions };
   private client?: Redis;
   private subscriber?: RedisSubscriber;
-  private readonly calls = new StoreCalls({ name: STORE, classify: (error) => this.classify(error) });
+  private readonly calls = new StoreCalls({
+    name: STORE,
+    classify: (error) => this.classify(error),
+    onBusy: (busy) => this.holdProcess(busy),
+  });
+  private busy = false;
 
   constructor(options: RedisLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
@@ -199,8 +204,20 @@ export class RedisLeaseStore implements LeaseStore {
       // Connection failures surface as rejected commands; without a listener ioredis would also
       // print every reconnection error to the console.
       this.client.on('error', () => undefined);
+      this.client.on('connect', () => this.holdProcess(this.busy));
     }
     return this.client;
+  }
+
+  /**
+   * Our own connection holds the process only while a call is in flight: once the elector stopped,
+   * an idle store does not keep the process alive (a user's client stays as the user made it).
+   */
+  private holdProcess(busy: boolean): void {
+    this.busy = busy;
+    const stream = this.client?.stream;
+    if (busy) stream?.ref?.();
+    else stream?.unref?.();
   }
 
   private classify(error: unknown): LeaseStoreError {
