@@ -5,6 +5,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
   LeaseStoreError,
+  type LeaseStoreLimits,
   type LeaseWatch,
   TransientLeaseStoreError,
 } from './lease-store.js';
@@ -226,4 +227,16 @@ export function checkConnectionUrl(
 export function errorCode(error: unknown): string | undefined {
   const value = (error as { code?: unknown } | undefined)?.code;
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * Limits of a store whose server judges expiry by its own clock (SQL `now()`, a key TTL): 1 s to
+ * 24 h. Below 1 s a single slow round trip or pause would cost leadership.
+ */
+export function serverClockLimits(server: string): LeaseStoreLimits {
+  return {
+    minLeaseDurationMs: 1_000,
+    maxLeaseDurationMs: 24 * 3_600_000,
+    reason: messages.backend.shortLeaseReason(server),
+  };
 }

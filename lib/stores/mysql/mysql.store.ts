@@ -13,7 +13,7 @@ import {
   type LeaseStoreLimits,
   type RenewOptions,
 } from '../lease-store.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls } from '../store-support.js';
+import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
 import { classifyMySqlError } from './mysql-errors.js';
 
 const STORE = 'MySqlLeaseStore';
@@ -83,11 +83,7 @@ interface MineRow extends RowDataPacket {
  */
 export class MySqlLeaseStore implements LeaseStore {
   readonly name = STORE;
-  readonly limits: LeaseStoreLimits = {
-    minLeaseDurationMs: 1_000,
-    maxLeaseDurationMs: 24 * 3_600_000,
-    reason: messages.backend.shortLeaseReason('MySQL'),
-  };
+  readonly limits: LeaseStoreLimits = serverClockLimits('MySQL');
 
   private readonly table: string;
   private readonly tableName: string;

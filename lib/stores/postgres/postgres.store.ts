@@ -14,7 +14,7 @@ import {
   type LeaseWatch,
   type RenewOptions,
 } from '../lease-store.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls } from '../store-support.js';
+import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
 import { classifyPostgresError } from './postgres-errors.js';
 import {
   DEFAULT_SCHEMA,
@@ -75,11 +75,7 @@ interface Queryable {
  */
 export class PostgresLeaseStore implements LeaseStore {
   readonly name = STORE;
-  readonly limits: LeaseStoreLimits = {
-    minLeaseDurationMs: 1_000,
-    maxLeaseDurationMs: 24 * 3_600_000,
-    reason: messages.backend.shortLeaseReason('PostgreSQL'),
-  };
+  readonly limits: LeaseStoreLimits = serverClockLimits('PostgreSQL');
 
   private readonly table: string;
   private readonly sql: PostgresStatements;

@@ -17,7 +17,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from '../lease-store.js';
-import { checkConnectionUrl, StoreCalls } from '../store-support.js';
+import { checkConnectionUrl, StoreCalls, serverClockLimits } from '../store-support.js';
 import { ACQUIRE, RELEASE, RENEW, type Script } from './redis-scripts.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 
@@ -60,11 +60,7 @@ interface LeaseValue {
  */
 export class RedisLeaseStore implements LeaseStore {
   readonly name = STORE;
-  readonly limits: LeaseStoreLimits = {
-    minLeaseDurationMs: 1_000,
-    maxLeaseDurationMs: 24 * 3_600_000,
-    reason: messages.backend.shortLeaseReason('Redis'),
-  };
+  readonly limits: LeaseStoreLimits = serverClockLimits('Redis');
 
   private readonly prefix: string;
   private readonly channel: string;
