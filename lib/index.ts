@@ -40,7 +40,7 @@ export {
   type RevokedHookEvent,
 } from './leadership-hooks.decorator.js';
 export type { Clock } from './shared/clock.js';
-export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure-blob.store.js';
+export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';
 export {
   type AcquireRequest,
   type AcquireResult,

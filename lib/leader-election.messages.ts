@@ -55,7 +55,7 @@ export const messages = {
   reasonResigned: 'resigned',
   reasonStopped: 'stopped',
 
-  // ---- AzureBlobLeaseStore (lib/stores/azure-blob.store.ts) ----------------------------------
+  // ---- AzureBlobLeaseStore (lib/stores/azure/) -----------------------------------------
   // Built from option names, status codes, error codes and request ids only: never from a raw SDK
   // message, which may quote a URL with its SAS.
   azure: {
@@ -212,6 +212,13 @@ export const messages = {
     'lets another instance take the lease; lower renewDeadlineMs or raise leaseDurationMs',
   releaseAfterStop: (election: string, term: number) =>
     `leader election "${election}": a late answer won term ${term} after stop() had finished; not releasing it (nothing may start after stop), it expires by itself`,
+
+  // ---- Stores, added by issues 10/11/13 (lib/stores/**) -----------------------------------------
+  // Never quote the rejected value: a connection string may carry a password.
+  storeOptions: {
+    connectionInvalid: (store: string, option: string, expected: string) =>
+      `${store}: ${option} is not a valid connection string (expected ${expected}); check the configuration or the environment variable it comes from`,
+  },
 } as const;
 
 function formatSeconds(ms: number): string {

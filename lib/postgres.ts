@@ -1,8 +1,8 @@
-// nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` (an optional peer dependency) is
-// loaded when this entry is imported; the main entry never imports it, so apps on other stores need no driver.
+// nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` is an optional peer
+// dependency: only importing this subpath loads it, the root entry never does.
 export {
   POSTGRES_LEASE_TABLE_SQL,
   PostgresLeaseStore,
   type PostgresLeaseStoreOptions,
   postgresLeaseTableSql,
-} from './stores/postgres.store.js';
+} from './stores/postgres/postgres.store.js';

@@ -1,3 +1,3 @@
-// nestjs-leader-election/redis: the Redis lease store. Its driver `ioredis` (an optional peer dependency) is
-// loaded when this entry is imported; the main entry never imports it, so apps on other stores need no driver.
-export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis.store.js';
+// nestjs-leader-election/redis: the Redis lease store. Its driver `ioredis` is an optional peer
+// dependency: only importing this subpath loads it, the root entry never does.
+export { RedisLeaseStore, type RedisLeaseStoreOptions } from './stores/redis/redis.store.js';

@@ -30,7 +30,7 @@ const need = (name: string): string => {
 export async function makeStore(kind: string): Promise<LeaseStore> {
   switch (kind) {
     case 'azure': {
-      const { AzureBlobLeaseStore } = await import('../../lib/stores/azure-blob.store.js');
+      const { AzureBlobLeaseStore } = await import('../../lib/stores/azure/azure-blob.store.js');
       return new AzureBlobLeaseStore({ connectionString: need('AZURE_CONNECTION_STRING'), container: 'bench' });
     }
     case 'postgres': {

@@ -14,7 +14,8 @@ export function throwIfAborted(signal: AbortSignal): void {
 /**
  * `work`, or a TransientLeaseStoreError as soon as `signal` aborts — even if something inside
  * (a driver, a retry policy, a token credential) ignores the signal. Work abandoned that way
- * still runs to its end: `onAbandoned` (called at the abort) is where a late success gets undone.
+ * still runs to its end: `onAbandoned` (called at the abort) is where a late success gets undone
+ * (the stores' acquires use the one rule in stores/store-support.ts instead).
  */
 export function untilAborted<T>(signal: AbortSignal, work: Promise<T>, onAbandoned?: () => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -37,30 +38,6 @@ export function untilAborted<T>(signal: AbortSignal, work: Promise<T>, onAbandon
       },
     );
   });
-}
-
-/**
- * {@link untilAborted} for calls whose late success must be undone (an acquire): if the caller
- * gives up, `undo` runs once `work` has ended, whatever its outcome. The clean-up is kept in
- * `pending` until done, so `close()` can wait for it.
- */
-export function untilAbortedUndoing<T>(
-  signal: AbortSignal,
-  work: Promise<T>,
-  pending: Set<Promise<unknown>>,
-  undo?: () => Promise<unknown>,
-): Promise<T> {
-  const abandon =
-    undo &&
-    (() => {
-      const cleanup = work
-        .catch(() => undefined)
-        .then(undo)
-        .catch(() => undefined)
-        .finally(() => pending.delete(cleanup));
-      pending.add(cleanup);
-    });
-  return untilAborted(signal, work, abandon);
 }
 
 /** Wait for `work` to settle, but no longer than `ms` (for clean-ups on close). */

@@ -25,6 +25,12 @@ export interface LeaseStore {
    *   `{ acquired: false, holder, term }` as far as the store knows them.
    * Creates whatever container/table/key the election needs when missing, race-safe.
    * Not idempotent: at most one of N concurrent callers gets `acquired: true`.
+   *
+   * Anything but a clear answer (a throw, including an abort or a lost reply) may still have taken
+   * the lease. The store then gives back the attempt's own fresh lease id — at once, and again once
+   * the abandoned request has settled — so no lease is left held under an id nobody knows and
+   * another instance leads within the call timeout plus one retry (built-in stores do this in
+   * `store-support.ts`; a third-party store should do the same).
    */
   acquire(request: AcquireRequest): Promise<AcquireResult>;
 
@@ -56,7 +62,12 @@ export interface LeaseStore {
    */
   watch?(election: string, onMayBeFree: () => void): LeaseWatch;
 
-  /** Close connections the store opened itself; never a client the user passed in. Idempotent. */
+  /**
+   * Close connections the store opened itself; never a client the user passed in. Waits (up to
+   * 5 s) for its own clean-ups first (give-backs of acquires of unknown outcome). Idempotent. The
+   * Nest module calls it on shutdown (`closeStoreOnShutdown`); with a raw `Elector`, call it after
+   * `stop()` unless the store lets the process exit on its own (see the README's store table).
+   */
   close?(): Promise<void>;
 }
 

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { type Clock, systemClock } from '../shared/clock.js';
 import { messages } from '../leader-election.messages.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -12,8 +11,9 @@ import {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  toLeaseStoreError,
 } from './lease-store.js';
-import { throwIfAborted } from '../shared/abort.js';
+import { StoreCalls, WatchFanOut } from './store-support.js';
 
 interface Slot {
   holder?: string;
@@ -34,61 +34,72 @@ export class InMemoryLeaseStore implements LeaseStore {
     reason: 'in-memory leases accept any positive duration',
   };
   private readonly slots = new Map<string, Slot>();
-  private readonly watchers = new Map<string, Set<() => void>>();
+  private readonly watchers = new WatchFanOut();
+  private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
   private readonly clock: Clock;
 
   constructor(options: { clock?: Clock } = {}) {
     this.clock = options.clock ?? systemClock;
   }
 
-  async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    throwIfAborted(request.signal);
+  acquire(request: AcquireRequest): Promise<AcquireResult> {
+    return this.calls.acquire(request, {
+      attempt: async (leaseId) => this.take(request, leaseId),
+      releaseAttempt: async (leaseId) => this.free(request.election, leaseId),
+    });
+  }
+
+  renew(lease: Lease, options: RenewOptions): Promise<void> {
+    return this.calls.run(options.signal, async () => {
+      const slot = this.slot(lease.election);
+      if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) {
+        throw new LeaseLostError(messages.leaseLost(lease.election));
+      }
+      slot.expiresAt = this.clock.now() + options.leaseDurationMs;
+    });
+  }
+
+  release(lease: Lease, options: CallOptions): Promise<void> {
+    return this.calls.run(options.signal, async () => this.free(lease.election, lease.leaseId));
+  }
+
+  read(election: string, options: CallOptions): Promise<LeaseInfo> {
+    return this.calls.run(options.signal, async () => {
+      const slot = this.slot(election);
+      return this.isHeld(slot)
+        ? { held: true, holder: slot.holder, term: slot.term }
+        : { held: false, term: slot.term };
+    });
+  }
+
+  watch(election: string, onMayBeFree: () => void): LeaseWatch {
+    return this.watchers.add(election, onMayBeFree);
+  }
+
+  /**
+   * The protocol's one write: take the slot under `leaseId` if free or expired. Protected so a test
+   * can put a fault between the shared acquire rule and it (a reply lost after the write applied).
+   */
+  protected take(request: AcquireRequest, leaseId: string): AcquireResult | Promise<AcquireResult> {
     const slot = this.slot(request.election);
     if (this.isHeld(slot)) return { acquired: false, holder: slot.holder, term: slot.term };
     slot.holder = request.identity;
-    slot.leaseId = randomUUID();
+    slot.leaseId = leaseId;
     slot.term += 1;
     slot.expiresAt = this.clock.now() + request.leaseDurationMs;
     return {
       acquired: true,
-      lease: { election: request.election, holder: request.identity, leaseId: slot.leaseId, term: slot.term },
+      lease: { election: request.election, holder: request.identity, leaseId, term: slot.term },
     };
   }
 
-  async renew(lease: Lease, options: RenewOptions): Promise<void> {
-    throwIfAborted(options.signal);
-    const slot = this.slot(lease.election);
-    if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) {
-      throw new LeaseLostError(messages.leaseLost(lease.election));
-    }
-    slot.expiresAt = this.clock.now() + options.leaseDurationMs;
-  }
-
-  async release(lease: Lease, options: CallOptions): Promise<void> {
-    throwIfAborted(options.signal);
-    const slot = this.slot(lease.election);
-    if (slot.leaseId !== lease.leaseId || !this.isHeld(slot)) return;
+  private free(election: string, leaseId: string): void {
+    const slot = this.slot(election);
+    if (slot.leaseId !== leaseId || !this.isHeld(slot)) return;
     slot.holder = undefined;
     slot.leaseId = undefined;
     slot.expiresAt = 0;
-    for (const listener of this.watchers.get(lease.election) ?? []) queueMicrotask(listener);
-  }
-
-  async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    throwIfAborted(options.signal);
-    const slot = this.slot(election);
-    return this.isHeld(slot) ? { held: true, holder: slot.holder, term: slot.term } : { held: false, term: slot.term };
-  }
-
-  watch(election: string, onMayBeFree: () => void): LeaseWatch {
-    const listeners = this.watchers.get(election) ?? new Set();
-    this.watchers.set(election, listeners);
-    listeners.add(onMayBeFree);
-    return {
-      close: async () => {
-        listeners.delete(onMayBeFree);
-      },
-    };
+    queueMicrotask(() => this.watchers.notify(election));
   }
 
   private slot(election: string): Slot {

@@ -15,9 +15,14 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import { Elector, type ElectorLogger } from '../../lib/election/elector.js';
-import { type AzureAuthKind, AzureBlobLeaseStore, classifyAzureError } from '../../lib/stores/azure-blob.store.js';
+import {
+  type AzureAuthKind,
+  AzureBlobLeaseStore,
+  classifyAzureError,
+} from '../../lib/stores/azure/azure-blob.store.js';
 import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
+import { FaultProxy } from '../support/fault-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 
 const LEASE_MS = 15_000;
@@ -71,6 +76,19 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
     createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
     createStoreInFreshNamespace: () =>
       new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
+    createReplyLosingStore: async () => {
+      const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+      const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+      return {
+        store: new AzureBlobLeaseStore({ connectionString: viaProxy, container }),
+        loseNextAcquireReply: (_identity, how) =>
+          proxy.set({ kind: 'lose-reply', op: 'lease:acquire', silent: how === 'silence' }),
+        get repliesLost() {
+          return proxy.repliesLost;
+        },
+        close: () => proxy.close(),
+      };
+    },
   };
 });
 

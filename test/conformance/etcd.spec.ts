@@ -4,10 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { Elector } from '../../lib/election/elector.js';
-import { EtcdLeaseStore } from '../../lib/stores/etcd.store.js';
+import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup/servers.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';
+import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
 /** etcd's smallest lease with default server settings (see EtcdLeaseStore.limits). */
@@ -37,6 +38,11 @@ describeLeaseStoreConformance('EtcdLeaseStore', () => ({
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}/` }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(etcdEndpoint(), 2379),
+      (port) => new EtcdLeaseStore({ connection: `http://127.0.0.1:${port}`, keyPrefix: prefix }),
+    ),
 }));
 
 describePushHandoverConformance('EtcdLeaseStore', () => ({
@@ -150,6 +156,30 @@ describe('EtcdLeaseStore specifics', () => {
 
   it('an unreachable or silent server is a TransientLeaseStoreError within the signal', () =>
     expectUnreachableIsTransient((port) => store({ connection: `http://127.0.0.1:${port}`, keyPrefix: prefix })));
+
+  it('refuses a malformed endpoint at construction, naming the option, never echoing it', () => {
+    for (const bad of ['http://root:s3cret-pw@etcd:2379', 'etcd:port s3cret-pw', 'ftp://etcd:2379/s3cret-pw']) {
+      expectMalformedConnectionRefused(() => new EtcdLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
+      expectMalformedConnectionRefused(
+        () => new EtcdLeaseStore({ connection: ['http://etcd-1:2379', bad] }),
+        'connection',
+        's3cret-pw',
+      );
+      expectMalformedConnectionRefused(
+        () => new EtcdLeaseStore({ connection: { hosts: bad } }),
+        'connection.hosts',
+        's3cret-pw',
+      );
+    }
+    expectMalformedConnectionRefused(
+      () => new EtcdLeaseStore({ connection: ['etcd-1:2379', ''] }),
+      'connection',
+      'etcd-1:2379',
+    );
+    for (const good of [etcdEndpoint(), 'https://etcd-1:2379', 'etcd-2:2379', 'http://[::1]:2379']) {
+      expect(() => new EtcdLeaseStore({ connection: good })).not.toThrow();
+    }
+  });
 
   it('rejects a key prefix with spaces or control characters', () => {
     for (const bad of ['with space', 'tab\t', 'x'.repeat(201)]) {

@@ -19,7 +19,26 @@ export interface ConformanceTarget {
   createStore(): Promise<LeaseStore> | LeaseStore;
   /** optional: a store whose namespace (container/table/prefix) does not exist yet */
   createStoreInFreshNamespace?(): Promise<LeaseStore> | LeaseStore;
+  /**
+   * A store over the same backend whose link to the server can lose the reply to an acquire after
+   * the server applied it (a TCP/HTTP proxy in front of the real server, or a fault wrapper).
+   */
+  createReplyLosingStore(): Promise<ReplyLosingStore> | ReplyLosingStore;
   teardown?(): Promise<void>;
+}
+
+export type ReplyLoss = 'reset' | 'silence';
+
+export interface ReplyLosingStore {
+  store: LeaseStore;
+  /**
+   * Lose the reply to the next acquire by `identity`, after the server applied it: then reset the
+   * connection (`reset`: the call fails), or keep silent (`silence`: the caller's signal ends it).
+   */
+  loseNextAcquireReply(identity: string, how: ReplyLoss): void;
+  /** Replies lost so far: proves the fault fired. */
+  readonly repliesLost: number;
+  close?(): Promise<void>;
 }
 
 /** Bound of a single store call: generous, the test machine is small and busy. */
@@ -27,6 +46,11 @@ const CALL_TIMEOUT_MS = 10_000;
 /** An already-aborted call must settle at least this fast. */
 const PROMPT_MS = 2_000;
 const FAST_TEST_TIMEOUT_MS = 60_000;
+/** The timeout of the acquire whose reply gets lost, and the follower's retry interval after it. */
+const LOST_CALL_TIMEOUT_MS = 2_000;
+const RETRY_MS = 250;
+/** Client clock skew of the skew case: minutes, yet under Azure's 15-minute request-date limit. */
+const SKEW_MS = 10 * 60_000;
 
 export function describeLeaseStoreConformance(name: string, target: () => ConformanceTarget): void {
   describe(`LeaseStore conformance: ${name}`, () => {
@@ -293,6 +317,153 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
       slowTestTimeoutMs,
     );
 
+    test.concurrent.each(['reset', 'silence'] as const)(
+      'an acquire whose reply is lost after the server applied it (then: %s) leaves no orphan: another instance leads within the call timeout + one retry + 1 s',
+      async (how) => {
+        const election = electionName('reply-lost');
+        const lossy = await t.createReplyLosingStore();
+        const other = await newStore();
+        // Long enough that an orphaned lease cannot pass for a prompt failover.
+        const leaseMs = leaseFor(other, 10_000);
+        const identity = `lossy-${randomBytes(4).toString('hex')}`;
+        try {
+          // Warm up: namespace (table, container, blob), server-side script cache and the lossy
+          // store's connection exist, so the lost reply is that of an acquire the server applied.
+          await release(other, await acquireOk(other, election, 'warm-up'));
+          expect(await read(lossy.store, election)).toMatchObject({ held: false });
+          lossy.loseNextAcquireReply(identity, how);
+          const startedAt = performance.now();
+          const outcome = await lossy.store
+            .acquire({
+              election,
+              identity,
+              leaseDurationMs: leaseMs,
+              signal: AbortSignal.timeout(LOST_CALL_TIMEOUT_MS),
+            })
+            .catch((error: unknown) => error);
+          expect(lossy.repliesLost).toBe(1);
+          if (!(outcome instanceof Error)) {
+            // A client that resends an unanswered command after reconnecting (ioredis) gets a clear
+            // answer after all: it must be the lease it took, not "held by someone" (ourselves).
+            expect(outcome).toMatchObject({ acquired: true, lease: { election, holder: identity } });
+            const { lease } = outcome as { lease: Lease };
+            expect(await read(other, election)).toEqual({ held: true, holder: identity, term: lease.term });
+            await lossy.store.renew(lease, { leaseDurationMs: leaseMs, signal: callSignal() });
+            await lossy.store.release(lease, { signal: callSignal() });
+          } else {
+            expect(outcome).toMatchObject({ kind: 'transient' });
+          }
+          // A follower polling every RETRY_MS leads within the bound, never a whole lease later.
+          const boundMs = LOST_CALL_TIMEOUT_MS + RETRY_MS + 1_000;
+          let taken: Lease | undefined;
+          while (!taken) {
+            const result = await other.acquire({
+              election,
+              identity: 'other',
+              leaseDurationMs: leaseMs,
+              signal: callSignal(),
+            });
+            if (result.acquired) taken = result.lease;
+            else if (performance.now() - startedAt > leaseMs + 5_000) break;
+            else await sleep(RETRY_MS);
+          }
+          const ledAfterMs = performance.now() - startedAt;
+          expect({ led: taken !== undefined, ledAfterMs: Math.round(ledAfterMs) }).toEqual({
+            led: true,
+            ledAfterMs: expect.any(Number),
+          });
+          expect(ledAfterMs).toBeLessThan(boundMs);
+          console.info(
+            `${name}: acquire reply lost, then ${how} (${outcome instanceof Error ? 'call failed' : 'resent, answered acquired'}) → another instance led after ${Math.round(ledAfterMs)} ms (bound ${boundMs} ms, lease ${leaseMs} ms)`,
+          );
+          await release(other, taken as Lease);
+          // Once the lossy store's clean-ups have settled (close waits for them), nothing is left
+          // behind, and the second release (after the abandoned call ended) touched nobody else's.
+          await lossy.store.close?.();
+          expect(await read(other, election)).toMatchObject({ held: false });
+        } finally {
+          await lossy.close?.();
+        }
+      },
+      slowTestTimeoutMs,
+    );
+
+    test.concurrent(
+      'renew extends the lease: renewed halfway, it is still held past its original expiry',
+      async () => {
+        const election = electionName('renew-extends');
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const leaseMs = leaseFor(storeA, 3_000);
+        const result = await storeA.acquire({
+          election,
+          identity: 'a',
+          leaseDurationMs: leaseMs,
+          signal: callSignal(),
+        });
+        // The server's expiry was set before the answer arrived: counted from here, it is passed
+        // for sure at 1.35 × the lease.
+        const acquiredAt = performance.now();
+        if (!result.acquired) throw new Error(`expected a to acquire: ${JSON.stringify(result)}`);
+        await sleep(0.5 * leaseMs - (performance.now() - acquiredAt));
+        const renewSentAt = performance.now();
+        await storeA.renew(result.lease, { leaseDurationMs: leaseMs, signal: callSignal() });
+        await sleep(1.35 * leaseMs - (performance.now() - acquiredAt));
+        // The renewed expiry (at least renewSentAt + lease) is still ahead.
+        expect(performance.now() - renewSentAt).toBeLessThan(0.95 * leaseMs);
+        const refused = await storeB.acquire({
+          election,
+          identity: 'b',
+          leaseDurationMs: leaseMs,
+          signal: callSignal(),
+        });
+        expect(refused).toMatchObject({ acquired: false, holder: 'a' });
+        expect(await read(storeB, election)).toEqual({ held: true, holder: 'a', term: result.lease.term });
+        await storeA.release(result.lease, { signal: callSignal() });
+      },
+      slowTestTimeoutMs,
+    );
+
+    // Not concurrent: the skew is process-wide (a whole process whose clock is off), so it stays on
+    // only around the calls that need it.
+    test(
+      "a client clock minutes off neither takes a held lease nor loses its own (expiry is the store's to judge)",
+      async () => {
+        const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        const leaseMs = leaseFor(storeA, 3_000);
+        const call = () => ({ leaseDurationMs: leaseMs, signal: callSignal() });
+        for (const skewMs of [SKEW_MS, -SKEW_MS]) {
+          // Acquired with a true clock, judged by a skewed one; then the other way round.
+          for (const acquiredSkewed of [false, true]) {
+            const election = electionName(
+              `skew-${skewMs > 0 ? 'ahead' : 'behind'}-${acquiredSkewed ? 'own' : 'other'}`,
+            );
+            const skewedAcquire = acquiredSkewed ? skewClock(skewMs) : () => undefined;
+            let result: AcquireResult;
+            try {
+              result = await storeA.acquire({ election, identity: 'a', ...call() });
+            } finally {
+              skewedAcquire();
+            }
+            if (!result.acquired) throw new Error(`expected a to acquire: ${JSON.stringify(result)}`);
+            const restore = acquiredSkewed ? () => undefined : skewClock(skewMs);
+            try {
+              // Whoever's clock is off: the lease is held, by its holder, and its holder keeps it.
+              expect(await storeB.acquire({ election, identity: 'b', ...call() })).toMatchObject({ acquired: false });
+              expect(await read(storeB, election)).toEqual({ held: true, holder: 'a', term: result.lease.term });
+              await storeA.renew(result.lease, call());
+              expect(await read(storeA, election)).toEqual({ held: true, holder: 'a', term: result.lease.term });
+            } finally {
+              restore();
+            }
+            expect(await storeB.acquire({ election, identity: 'b', ...call() })).toMatchObject({ acquired: false });
+            await storeA.renew(result.lease, call());
+            await release(storeA, result.lease);
+          }
+        }
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
     if (t.createStoreInFreshNamespace) {
       const createFresh = t.createStoreInFreshNamespace.bind(t);
       test.concurrent(
@@ -317,6 +488,34 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
       );
     }
   });
+}
+
+/**
+ * Makes the whole process's wall clock `offsetMs` off (`Date.now()` and `new Date()` alike, as on a
+ * machine whose clock is wrong) until the returned function restores it.
+ */
+function skewClock(offsetMs: number): () => void {
+  const RealDate = globalThis.Date;
+  class SkewedDate extends RealDate {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(RealDate.now() + offsetMs);
+      else super(...(args as [number]));
+    }
+    static override now(): number {
+      return RealDate.now() + offsetMs;
+    }
+  }
+  globalThis.Date = SkewedDate as DateConstructor;
+  return () => {
+    globalThis.Date = RealDate;
+  };
+}
+
+/** `atLeastMs`, or the nearest duration the store accepts above it. */
+function leaseFor(store: LeaseStore, atLeastMs: number): number {
+  const { minLeaseDurationMs, maxLeaseDurationMs, leaseDurationStepMs = 1 } = store.limits;
+  const wanted = Math.max(minLeaseDurationMs, atLeastMs);
+  return Math.min(maxLeaseDurationMs, Math.ceil(wanted / leaseDurationStepMs) * leaseDurationStepMs);
 }
 
 function electionName(tag: string): string {
@@ -348,4 +547,22 @@ async function expectPromptTransient(promise: Promise<unknown>): Promise<void> {
   const startedAt = performance.now();
   await expectRejection(promise, 'transient');
   expect(performance.now() - startedAt).toBeLessThan(PROMPT_MS);
+}
+
+/**
+ * A malformed connection string fails at construction — a TypeError naming `option`, never echoing
+ * the string (its password) — rather than on first use as a "transient" failure retried forever.
+ */
+export function expectMalformedConnectionRefused(make: () => unknown, option: string, secret: string): void {
+  let error: unknown;
+  try {
+    make();
+  } catch (caught) {
+    error = caught;
+  }
+  expect(error).toBeInstanceOf(TypeError);
+  const { message, cause } = error as TypeError;
+  expect(message).toContain(`${option} is not a valid connection string`);
+  expect(message).not.toContain(secret);
+  expect(cause).toBeUndefined();
 }

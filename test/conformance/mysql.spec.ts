@@ -5,9 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql.store.js';
+import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql/mysql.store.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
+import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_my');
@@ -41,6 +42,11 @@ describeLeaseStoreConformance('MySqlLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(MYSQL_URL, 3306),
+      (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
+    ),
 }));
 
 describe('MySqlLeaseStore specifics', () => {
@@ -194,6 +200,20 @@ describe('MySqlLeaseStore specifics', () => {
       result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
     }
     expect(result.acquired).toBe(true);
+  });
+
+  it('refuses a malformed connection URI at construction, naming the option, never echoing it', () => {
+    for (const bad of ['mysql://app:s3cret-pw@db:port/test', 'db:3306 s3cret-pw', 'postgres://app:s3cret-pw@db/test']) {
+      expectMalformedConnectionRefused(() => new MySqlLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
+      expectMalformedConnectionRefused(
+        () => new MySqlLeaseStore({ connection: { uri: bad } }),
+        'connection.uri',
+        's3cret-pw',
+      );
+    }
+    for (const good of [MYSQL_URL, 'mariadb://app:pw@db:3307/test']) {
+      expect(() => new MySqlLeaseStore({ connection: good })).not.toThrow();
+    }
   });
 
   it('rejects table names that are not plain identifiers', () => {

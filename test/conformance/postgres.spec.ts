@@ -5,9 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres.store.js';
+import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres/postgres.store.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
+import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
 const LEASE_MS = 1_000;
@@ -44,6 +45,11 @@ describeLeaseStoreConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(PG_URL, 5432),
+      (port) => new PostgresLeaseStore({ connection: withPort(PG_URL, port), table }),
+    ),
 }));
 
 describePushHandoverConformance('PostgresLeaseStore', () => ({
@@ -178,6 +184,52 @@ describe('PostgresLeaseStore specifics', () => {
       result = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
     }
     expect(result.acquired).toBe(true);
+  });
+
+  it('after a simultaneous start the loser reports who holds the lease (30 warm races)', async () => {
+    const [a, b] = [store({ connection: PG_URL, table }), store({ connection: PG_URL, table })];
+    // Warm: pools connected, table there, so both statements really run at the same moment.
+    await Promise.all([a.read('warm', { signal: signal() }), b.read('warm', { signal: signal() })]);
+    const unnamed: string[] = [];
+    for (let round = 0; round < 30; round++) {
+      const election = `race-${round}-${randomBytes(4).toString('hex')}`;
+      const results = await Promise.all([
+        a.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() }),
+        b.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() }),
+      ]);
+      const winners = results.filter((result) => result.acquired);
+      expect(winners).toHaveLength(1);
+      const winner = winners[0] as { lease: { holder: string; term: number } };
+      const loser = results.find((result) => !result.acquired);
+      if (loser?.acquired !== false || loser.holder !== winner.lease.holder || loser.term !== winner.lease.term) {
+        unnamed.push(`${election}: ${JSON.stringify(loser)}`);
+      }
+    }
+    expect(unnamed).toEqual([]);
+  });
+
+  it('refuses a malformed connection string at construction, naming the option, never echoing it', () => {
+    for (const bad of [
+      'postgres://app:s3cret-pw@db:port/test',
+      'not a url s3cret-pw',
+      'mysql://app:s3cret-pw@db/test',
+    ]) {
+      expectMalformedConnectionRefused(() => new PostgresLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
+      expectMalformedConnectionRefused(
+        () => new PostgresLeaseStore({ connection: { connectionString: bad } }),
+        'connection.connectionString',
+        's3cret-pw',
+      );
+    }
+    // Well-formed ones still construct (nothing connects before first use).
+    for (const good of [
+      PG_URL,
+      'postgresql://app:pw@db:5432/test?sslmode=require',
+      'postgres:///test',
+      'socket:/var/run/postgresql?db=test',
+    ]) {
+      expect(() => new PostgresLeaseStore({ connection: good })).not.toThrow();
+    }
   });
 
   it('rejects table, schema and channel names that are not plain identifiers', () => {

@@ -5,9 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { RedisLeaseStore } from '../../lib/stores/redis.store.js';
+import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
+import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 
 const LEASE_MS = 1_000;
@@ -38,6 +39,11 @@ describeLeaseStoreConformance('RedisLeaseStore', () => ({
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}:` }),
+  createReplyLosingStore: () =>
+    storeBehindReplyLosingProxy(
+      portOf(REDIS_URL, 6379),
+      (port) => new RedisLeaseStore({ connection: withPort(REDIS_URL, port), keyPrefix: prefix }),
+    ),
 }));
 
 describePushHandoverConformance('RedisLeaseStore', () => ({
@@ -152,6 +158,15 @@ describe('RedisLeaseStore specifics', () => {
       if (result.acquired) expect(result.lease.term).toBe(2);
     } finally {
       await gate.close();
+    }
+  });
+
+  it('refuses a malformed connection URL at construction, naming the option, never echoing it', () => {
+    for (const bad of ['redis://:s3cret-pw@cache:port', 'cache:6379 s3cret-pw', 'http://:s3cret-pw@cache:6379']) {
+      expectMalformedConnectionRefused(() => new RedisLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
+    }
+    for (const good of [REDIS_URL, 'rediss://user:pw@cache:6380/2']) {
+      expect(() => new RedisLeaseStore({ connection: good })).not.toThrow();
     }
   });
 

@@ -9,7 +9,7 @@ import { LeaderOnly } from '../../lib/leader-only.decorator.js';
 import { MySqlLeaseStore } from '../../lib/mysql.js';
 import { PostgresLeaseStore } from '../../lib/postgres.js';
 import { RedisLeaseStore } from '../../lib/redis.js';
-import { AzureBlobLeaseStore } from '../../lib/stores/azure-blob.store.js';
+import { AzureBlobLeaseStore } from '../../lib/stores/azure/azure-blob.store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, MYSQL_URL, PG_URL, REDIS_URL, uniqueName } from '../setup/servers.js';
 import { closeAll, createApp, electionOf, SLACK_MS, waitFor } from './helpers.js';

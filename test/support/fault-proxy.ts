@@ -10,7 +10,13 @@ export type ProxyMode =
   /** Forward after a delay. */
   | { kind: 'latency'; ms: number }
   /** Answer every request with this HTTP status (e.g. 503 ServerBusy, 500 InternalError). */
-  | { kind: 'status'; status: number };
+  | { kind: 'status'; status: number }
+  /**
+   * Forward requests of operation `op` (e.g. `lease:acquire`); the first one the server answers
+   * with success (it applied it) loses that answer: the connection is reset instead (or, `silent`,
+   * left unanswered). Back to pass after that one; counted in `repliesLost`.
+   */
+  | { kind: 'lose-reply'; op: string; silent?: boolean };
 
 /**
  * One request the proxy saw: when it arrived, what it was (for Azure Blob, e.g. `lease:renew`,
@@ -38,6 +44,8 @@ export interface ProxyCall {
  */
 export class FaultProxy {
   requests = 0;
+  /** Successful answers dropped in lose-reply mode. */
+  repliesLost = 0;
   /** Connections reset in refuse mode (they never carry a request). */
   refusedConnections = 0;
   /** Every request, in arrival order (a refused connection never carries one). */
@@ -127,7 +135,7 @@ export class FaultProxy {
       path: req.url ?? '',
       op: operationOf(req),
       mode: mode.kind,
-      forwarded: mode.kind === 'pass' || mode.kind === 'latency',
+      forwarded: mode.kind === 'pass' || mode.kind === 'latency' || mode.kind === 'lose-reply',
     };
     this.log.push(call);
     res.on('close', () => {
@@ -161,12 +169,15 @@ export class FaultProxy {
         this.timers.add(timer);
         return;
       }
+      case 'lose-reply':
+        this.forward(req, res, call.op === mode.op);
+        return;
       case 'pass':
         this.forward(req, res);
     }
   }
 
-  private forward(req: IncomingMessage, res: ServerResponse): void {
+  private forward(req: IncomingMessage, res: ServerResponse, loseReply = false): void {
     if (res.destroyed) return;
     const upstream = http.request(
       {
@@ -178,7 +189,20 @@ export class FaultProxy {
         agent: this.agent,
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const status = answer.statusCode ?? 502;
+        if (loseReply && status < 300 && this.mode.kind === 'lose-reply') {
+          // The server applied the request; its client never learns the outcome.
+          const silent = this.mode.silent === true;
+          this.mode = { kind: 'pass' };
+          this.repliesLost += 1;
+          answer.resume();
+          if (silent) {
+            this.held.add(res);
+            res.on('close', () => this.held.delete(res));
+          } else answer.on('end', () => res.socket?.resetAndDestroy());
+          return;
+        }
+        res.writeHead(status, answer.headers);
         answer.pipe(res);
       },
     );

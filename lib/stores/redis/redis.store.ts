@@ -1,8 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
 // A static import is fine here: this file is reachable only through the `/redis` subpath, whose
 // users have installed the optional peer `ioredis`.
 import { Redis, type RedisOptions } from 'ioredis';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../../leader-election.messages.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -17,47 +16,15 @@ import {
   type LeaseWatch,
   type RenewOptions,
   TransientLeaseStoreError,
-} from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
+} from '../lease-store.js';
+import { checkConnectionUrl, StoreCalls, serverClockLimits } from '../store-support.js';
+import { ACQUIRE, RELEASE, RENEW, type Script } from './redis-scripts.js';
+import { RedisSubscriber } from './redis-subscriber.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
 const PREFIX = /^[\x21-\x7e]{0,200}$/;
-/** How long close() waits for in-flight clean-ups before disconnecting anyway. */
-const CLOSE_GRACE_MS = 5_000;
-
-// The scripts run atomically on the server, so check-then-act needs no lock. A lease value is
-// JSON {leaseId, holder, term}; renew and release act only when its leaseId (and term) are ours.
-
-/** KEYS: lease, term counter. ARGV: lease id, holder, duration ms. → {1, value} or {0, current value}. */
-const ACQUIRE = script(`
-local current = redis.call('GET', KEYS[1])
-if current then return {0, current} end
--- The counter moves only on success: terms strictly increase across holders, without gaps.
-local term = redis.call('INCR', KEYS[2])
-local value = cjson.encode({ leaseId = ARGV[1], holder = ARGV[2], term = term })
-redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3])
-return {1, value}`);
-
-/** KEYS: lease. ARGV: lease id, term, duration ms. → 1 renewed, 0 not ours. */
-const RENEW = script(`
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local ok, lease = pcall(cjson.decode, current)
-if not ok or lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`);
-
-/** KEYS: lease. ARGV: lease id, term ('' = any), channel, election. → 1 released, 0 not ours. */
-const RELEASE = script(`
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-local ok, lease = pcall(cjson.decode, current)
-if not ok or lease.leaseId ~= ARGV[1] then return 0 end
-if ARGV[2] ~= '' and lease.term ~= tonumber(ARGV[2]) then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[3], ARGV[4])
-return 1`);
+const URL_PROTOCOLS = ['redis:', 'rediss:'];
 
 export interface RedisLeaseStoreOptions {
   /** An existing ioredis client. The store never closes it (watch() opens a duplicate of its own). */
@@ -82,11 +49,6 @@ interface LeaseValue {
   term?: number;
 }
 
-interface Script {
-  lua: string;
-  sha: string;
-}
-
 /**
  * Leases as Redis keys with a server-side expiry (`PX`): a Lua script takes the key only when it
  * is absent and bumps the election's term counter in the same step; renew (`PEXPIRE`) and release
@@ -98,22 +60,20 @@ interface Script {
  */
 export class RedisLeaseStore implements LeaseStore {
   readonly name = STORE;
-  readonly limits: LeaseStoreLimits = {
-    minLeaseDurationMs: 1_000,
-    maxLeaseDurationMs: 24 * 3_600_000,
-    reason: messages.backend.shortLeaseReason('Redis'),
-  };
+  readonly limits: LeaseStoreLimits = serverClockLimits('Redis');
 
   private readonly prefix: string;
   private readonly channel: string;
   private readonly userClient?: Redis;
   private readonly connection?: { url?: string; options: RedisOptions };
   private client?: Redis;
-  private subscriber?: Subscriber;
-  /** Clean-ups of abandoned acquires; close() lets them finish before disconnecting. */
-  private readonly pending = new Set<Promise<unknown>>();
-  private closing?: Promise<void>;
-  private ended = false;
+  private subscriber?: RedisSubscriber;
+  private readonly calls = new StoreCalls({
+    name: STORE,
+    classify: (error) => this.classify(error),
+    onBusy: (busy) => this.holdProcess(busy),
+  });
+  private busy = false;
 
   constructor(options: RedisLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
@@ -133,6 +93,9 @@ export class RedisLeaseStore implements LeaseStore {
       // A short disconnect timeout: ioredis keeps a (non-unref'd) timer that long after
       // disconnecting from a dead server, which would hold up the process's exit.
       const defaults: RedisOptions = { connectTimeout: 5_000, maxRetriesPerRequest: 1, disconnectTimeout: 500 };
+      if (typeof options.connection === 'string') {
+        checkConnectionUrl(STORE, 'connection', options.connection, URL_PROTOCOLS, 'redis://user:password@host:6379/0');
+      }
       this.connection =
         typeof options.connection === 'string'
           ? { url: options.connection, options: defaults }
@@ -141,26 +104,22 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    const { election, identity, leaseDurationMs, signal } = request;
-    const leaseId = randomUUID();
-    const reply = await this.run(
-      signal,
-      (client) =>
-        this.eval(
-          client,
-          ACQUIRE,
-          [this.leaseKey(election), this.termKey(election)],
-          [leaseId, identity, leaseDurationMs],
-        ),
-      // Aborted, yet the script may still run: hand back whatever it took, by our fresh lease id.
-      () => this.releaseKey(election, leaseId, '', leaseDurationMs),
-    );
-    const [won, raw] = reply as [number | string, string];
-    const value = parseValue(raw);
-    if (Number(won) === 1) {
-      return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(value.term) } };
-    }
-    return { acquired: false, holder: value.holder, term: value.term === undefined ? undefined : Number(value.term) };
+    const { election, identity, leaseDurationMs } = request;
+    return this.calls.acquire(request, {
+      attempt: async (leaseId) => {
+        const keys = [this.leaseKey(election), this.termKey(election)];
+        const reply = await this.eval(this.getClient(), ACQUIRE, keys, [leaseId, identity, leaseDurationMs]);
+        const [won, raw] = reply as [number | string, string];
+        const value = parseValue(raw);
+        if (Number(won) === 1) {
+          return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(value.term) } };
+        }
+        const term = value.term === undefined ? undefined : Number(value.term);
+        return { acquired: false, holder: value.holder, term };
+      },
+      releaseAttempt: (leaseId, signal) =>
+        this.run(signal, (client) => this.releaseScript(client, election, leaseId, '')),
+    });
   }
 
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
@@ -188,19 +147,16 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
-    this.subscriber ??= new Subscriber(this.channel, () => this.getClient());
+    this.subscriber ??= new RedisSubscriber(this.channel, () => this.getClient());
     return this.subscriber.add(election, onMayBeFree);
   }
 
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      await this.subscriber?.close();
-      await settleWithin([...this.pending], CLOSE_GRACE_MS);
-      this.ended = true;
+    return this.calls.close({
+      stopWatching: async () => this.subscriber?.close(),
       // Only our own client: a client the user passed in stays theirs.
-      this.client?.disconnect();
-    })();
-    return this.closing;
+      disconnect: () => this.client?.disconnect(),
+    });
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -217,13 +173,6 @@ export class RedisLeaseStore implements LeaseStore {
     return this.eval(client, RELEASE, [this.leaseKey(election)], [leaseId, term, this.channel, election]);
   }
 
-  /** Release of an acquire we stopped waiting for, by lease id alone; moot once the lease expired. */
-  private releaseKey(election: string, leaseId: string, term: string, leaseDurationMs: number): Promise<unknown> {
-    return this.run(AbortSignal.timeout(leaseDurationMs), (client) =>
-      this.releaseScript(client, election, leaseId, term),
-    );
-  }
-
   /** EVALSHA, falling back to EVAL the first time the server has not cached the script. */
   private async eval(client: Redis, { sha, lua }: Script, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
@@ -235,23 +184,15 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   /**
-   * Run `work` bounded by `signal`. ioredis cannot take a command back, so the call settles on
-   * abort while the command may still run (e.g. from the offline queue after a reconnect);
-   * `onAbandoned` runs once it has ended, whatever its outcome.
+   * `work` bounded by `signal`. ioredis cannot take a command back, so an abandoned command may
+   * still run (e.g. from the offline queue after a reconnect).
    */
-  private async run<T>(signal: AbortSignal, work: (client: Redis) => Promise<T>, onAbandoned?: () => Promise<unknown>) {
-    throwIfAborted(signal);
-    const running = this.getClient().then(work);
-    try {
-      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-      return await untilAbortedUndoing(signal, running, this.pending, onAbandoned);
-    } catch (error) {
-      throw this.classify(error);
-    }
+  private run<T>(signal: AbortSignal, work: (client: Redis) => Promise<T>): Promise<T> {
+    return this.calls.run(signal, () => work(this.getClient()));
   }
 
-  private async getClient(): Promise<Redis> {
-    if (this.ended) throw new TransientLeaseStoreError(messages.backend.closed(STORE));
+  private getClient(): Redis {
+    this.calls.assertOpen();
     if (this.userClient) return this.userClient;
     if (!this.client) {
       const { url, options } = this.connection as { url?: string; options: RedisOptions };
@@ -259,12 +200,23 @@ export class RedisLeaseStore implements LeaseStore {
       // Connection failures surface as rejected commands; without a listener ioredis would also
       // print every reconnection error to the console.
       this.client.on('error', () => undefined);
+      this.client.on('connect', () => this.holdProcess(this.busy));
     }
     return this.client;
   }
 
+  /**
+   * Our own connection holds the process only while a call is in flight: once the elector stopped,
+   * an idle store does not keep the process alive (a user's client stays as the user made it).
+   */
+  private holdProcess(busy: boolean): void {
+    this.busy = busy;
+    const stream = this.client?.stream;
+    if (busy) stream?.ref?.();
+    else stream?.unref?.();
+  }
+
   private classify(error: unknown): LeaseStoreError {
-    if (error instanceof TransientLeaseStoreError || error instanceof FatalLeaseStoreError) return error;
     const reply = replyCode(error);
     // ioredis attaches the failed command to a reply error, and HELLO/AUTH carry the password.
     const options = carriesCredentials(error) ? undefined : { cause: error };
@@ -284,73 +236,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 }
 
-// ---- subscriber ---------------------------------------------------------------------------------
-
-/**
- * One subscriber connection per store (a duplicate of the command client: subscribing takes a
- * connection over), shared by every watched election. ioredis reconnects and resubscribes on its
- * own; after a reconnect every watcher is woken once, since a release may have been missed.
- */
-class Subscriber {
-  private readonly watchers = new Map<string, Set<() => void>>();
-  private connection?: Promise<Redis | undefined>;
-  private closing = false;
-
-  constructor(
-    private readonly channel: string,
-    private readonly commandClient: () => Promise<Redis>,
-  ) {}
-
-  add(election: string, onMayBeFree: () => void): LeaseWatch {
-    const set = this.watchers.get(election) ?? new Set();
-    this.watchers.set(election, set);
-    set.add(onMayBeFree);
-    this.connection ??= this.open().catch(() => undefined);
-    return {
-      close: async () => {
-        set.delete(onMayBeFree);
-        if (set.size === 0) this.watchers.delete(election);
-      },
-    };
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    const subscriber = await this.connection;
-    subscriber?.disconnect();
-  }
-
-  private async open(): Promise<Redis> {
-    // Subscribing must wait for the connection rather than fail fast, and may retry forever.
-    const subscriber = (await this.commandClient()).duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
-    let readyBefore = false;
-    subscriber.on('error', () => undefined);
-    subscriber.on('ready', () => {
-      if (readyBefore) this.wakeAll();
-      readyBefore = true;
-    });
-    subscriber.on('message', (channel: string, election: string) => {
-      if (channel !== this.channel) return;
-      for (const listener of this.watchers.get(election) ?? []) listener();
-    });
-    if (this.closing) {
-      subscriber.disconnect();
-      return subscriber;
-    }
-    void subscriber.subscribe(this.channel).catch(() => undefined);
-    return subscriber;
-  }
-
-  private wakeAll(): void {
-    for (const set of this.watchers.values()) for (const listener of set) listener();
-  }
-}
-
 // ---- helpers ------------------------------------------------------------------------------------
-
-function script(lua: string): Script {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
-}
 
 function parseValue(raw: string | null | undefined): LeaseValue {
   try {

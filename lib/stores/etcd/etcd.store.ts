@@ -1,55 +1,30 @@
+import { randomBytes } from 'node:crypto';
 // A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
 // users have installed the optional peer `etcd3`.
-import {
-  Etcd3,
-  EtcdAuthenticationFailedError,
-  EtcdError,
-  EtcdLeaseInvalidError,
-  EtcdPermissionDeniedError,
-  EtcdRoleNotGrantedError,
-  EtcdUserNotFoundError,
-  GRPCCancelledError,
-  GRPCUnauthenticatedError,
-  type IKeyValue,
-  type IOptions,
-  type Watcher,
-} from 'etcd3';
-import { messages } from '../leader-election.messages.js';
+import { Etcd3, EtcdLeaseInvalidError, GRPCCancelledError, type IKeyValue, type IOptions, type Watcher } from 'etcd3';
+import { messages } from '../../leader-election.messages.js';
+import { throwIfAborted } from '../../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
-  FatalLeaseStoreError,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
   type LeaseStore,
-  type LeaseStoreError,
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
-  TransientLeaseStoreError,
-} from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
+} from '../lease-store.js';
+import { type Step, StoreCalls } from '../store-support.js';
+import { etcdClientOptions } from './etcd-client.js';
+import { classifyEtcdError } from './etcd-errors.js';
 
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';
 const PREFIX = /^[\x21-\x7e]{0,200}$/;
 /** etcd lease ids are 64-bit integers; etcd3 passes them as decimal strings. */
 const LEASE_ID = /^[1-9][0-9]{0,19}$/;
-/** How long close() waits for in-flight clean-ups before closing the client anyway. */
-const CLOSE_GRACE_MS = 5_000;
-
-type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
-
-/**
- * No retries and no circuit breaker for the client we open: the elector retries on its own
- * schedule, and etcd3's default breaker would refuse every call for 5 s after 3 failures.
- */
-const NO_POLICY = {
-  execute: (fn: (context: { signal: AbortSignal }) => unknown, signal?: AbortSignal) =>
-    Promise.resolve().then(() => fn({ signal: signal ?? new AbortController().signal })),
-} as unknown as Policy;
 
 export interface EtcdLeaseStoreOptions {
   /** An existing etcd3 client. The store never closes it. */
@@ -95,10 +70,12 @@ export class EtcdLeaseStore implements LeaseStore {
   private readonly connection?: IOptions;
   private client?: Etcd3;
   private readonly watchers = new Set<Watcher>();
-  /** Clean-ups of abandoned acquires; close() lets them finish before closing the client. */
-  private readonly pending = new Set<Promise<unknown>>();
-  private closing?: Promise<void>;
-  private ended = false;
+  private readonly calls = new StoreCalls({
+    name: STORE,
+    classify: (error) => classifyEtcdError(error, this.prefix),
+    // Chosen by us, not by etcd: an acquire whose reply was lost can then still be revoked by id.
+    newLeaseId: () => String((randomBytes(8).readBigUInt64BE() >> 2n) + 1n),
+  });
 
   constructor(options: EtcdLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
@@ -114,30 +91,20 @@ export class EtcdLeaseStore implements LeaseStore {
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.userClient = options.client;
     if (!options.client) {
-      const connection = options.connection as string | string[] | IOptions;
-      const config = typeof connection === 'string' || Array.isArray(connection) ? { hosts: connection } : connection;
-      this.connection = {
-        dialTimeout: 5_000,
-        ...config,
-        faultHandling: { host: () => NO_POLICY, global: NO_POLICY, ...config.faultHandling },
-      };
+      this.connection = etcdClientOptions(options.connection as string | string[] | IOptions);
     }
   }
 
-  async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    const { election, identity, leaseDurationMs, signal } = request;
+  acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const { election, identity, leaseDurationMs } = request;
     const key = this.key(election);
-    let granted: string | undefined;
-    const work = async (etcd: Etcd3, step: () => void): Promise<AcquireResult> => {
+    const attempt = async (leaseId: string, step: Step): Promise<AcquireResult> => {
+      const etcd = this.getClient();
       // Polling followers mostly find the key held: one read answers that without granting a lease.
       const current = (await etcd.get(key).options(this.callOptions()).exec()).kvs[0];
       if (current) return notAcquired(current);
       step();
-      const lease = await etcd.leaseClient.leaseGrant(
-        { TTL: Math.ceil(leaseDurationMs / 1000), ID: 0 },
-        this.callOptions(),
-      );
-      granted = lease.ID;
+      await etcd.leaseClient.leaseGrant({ TTL: Math.ceil(leaseDurationMs / 1000), ID: leaseId }, this.callOptions());
       step();
       const txn = await etcd
         .if(key, 'Create', '==', 0)
@@ -145,7 +112,7 @@ export class EtcdLeaseStore implements LeaseStore {
           etcd
             .put(key)
             .value(JSON.stringify({ holder: identity }))
-            .lease(lease.ID),
+            .lease(leaseId),
           // Written in the same revision as the key: it keeps the last term once the key is gone.
           etcd.put(this.termKey(election)).value(JSON.stringify({ holder: identity })),
         )
@@ -153,20 +120,17 @@ export class EtcdLeaseStore implements LeaseStore {
         .options(this.callOptions())
         .commit();
       if (txn.succeeded) {
-        return {
-          acquired: true,
-          lease: { election, holder: identity, leaseId: lease.ID, term: Number(txn.header.revision) },
-        };
+        return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(txn.header.revision) } };
       }
       // Someone created the key between our read and the transaction: our lease guards nothing.
-      this.revokeLater(lease.ID);
+      this.calls.track(this.revoke(leaseId));
       const winner = txn.responses[0]?.response_range?.kvs[0];
       return winner ? notAcquired(winner) : { acquired: false };
     };
-    // Aborted: whatever the transaction did (it may still succeed), revoking the lease we were
-    // granted undoes it, since the key lives only as long as that lease.
-    return this.run(signal, work, async () => {
-      if (granted) await this.revoke(granted);
+    // The key lives only as long as the etcd lease: revoking the attempt's lease undoes it.
+    return this.calls.acquire(request, {
+      attempt,
+      releaseAttempt: (leaseId, signal) => this.calls.run(signal, () => this.revoke(leaseId)),
     });
   }
 
@@ -175,7 +139,8 @@ export class EtcdLeaseStore implements LeaseStore {
     // Not an etcd lease id at all: certainly not a lease we were granted.
     if (!LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(messages.leaseLost(lease.election));
     const key = this.key(lease.election);
-    const renewed = await this.run(options.signal, async (etcd) => {
+    const renewed = await this.calls.run(options.signal, async () => {
+      const etcd = this.getClient();
       // Both in parallel: the keep-alive extends the TTL if the lease lives; the read proves the
       // key is still attached to it (a lease outliving its key guards nothing).
       const [ttl, current] = await Promise.all([
@@ -189,7 +154,7 @@ export class EtcdLeaseStore implements LeaseStore {
       return longEnough && kv?.lease === lease.leaseId && kv.create_revision === String(lease.term);
     });
     if (!renewed) {
-      this.revokeLater(lease.leaseId);
+      this.calls.track(this.revoke(lease.leaseId));
       throw new LeaseLostError(messages.leaseLost(lease.election));
     }
   }
@@ -198,7 +163,8 @@ export class EtcdLeaseStore implements LeaseStore {
     throwIfAborted(options.signal);
     if (!LEASE_ID.test(lease.leaseId)) return;
     const key = this.key(lease.election);
-    await this.run(options.signal, async (etcd, step) => {
+    await this.calls.run(options.signal, async (step) => {
+      const etcd = this.getClient();
       await etcd
         .if(key, 'Lease', '==', lease.leaseId)
         .and(key, 'Create', '==', lease.term)
@@ -213,7 +179,8 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    return this.run(options.signal, async (etcd, step) => {
+    return this.calls.run(options.signal, async (step) => {
+      const etcd = this.getClient();
       const current = (await etcd.get(this.key(election)).options(this.callOptions()).exec()).kvs[0];
       if (current) return { held: true, holder: holderOf(current), term: Number(current.create_revision) };
       step();
@@ -225,7 +192,8 @@ export class EtcdLeaseStore implements LeaseStore {
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
     let watcher: Watcher | undefined;
     let closed = false;
-    const opened = this.getClient()
+    const opened = Promise.resolve()
+      .then(() => this.getClient())
       .then((etcd) => {
         if (closed) return;
         watcher = etcd.watch().key(this.key(election)).only('delete').watcher();
@@ -253,15 +221,14 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      await Promise.allSettled([...this.watchers].map((watcher) => watcher.cancel()));
-      this.watchers.clear();
-      await settleWithin([...this.pending], CLOSE_GRACE_MS);
-      this.ended = true;
+    return this.calls.close({
+      stopWatching: async () => {
+        await Promise.allSettled([...this.watchers].map((watcher) => watcher.cancel()));
+        this.watchers.clear();
+      },
       // Only our own client: a client the user passed in stays theirs.
-      if (this.client !== this.userClient) this.client?.close();
-    })();
-    return this.closing;
+      disconnect: () => this.client !== this.userClient && this.client?.close(),
+    });
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -298,7 +265,7 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   private async revoke(leaseId: string): Promise<void> {
-    const etcd = await this.getClient();
+    const etcd = this.getClient();
     try {
       await etcd.leaseClient.leaseRevoke({ ID: leaseId }, this.callOptions());
     } catch (error) {
@@ -307,63 +274,10 @@ export class EtcdLeaseStore implements LeaseStore {
     }
   }
 
-  /** Best effort, in the background: a lease we failed to revoke still expires after its TTL. */
-  private revokeLater(leaseId: string): void {
-    const cleanup = this.revoke(leaseId)
-      .catch(() => undefined)
-      .finally(() => this.pending.delete(cleanup));
-    this.pending.add(cleanup);
-  }
-
-  /**
-   * Run `work` bounded by `signal`: the call settles on abort, `step()` refuses to start another
-   * request after it, and `onAbandoned` runs once the abandoned work has ended, whatever its outcome.
-   */
-  private async run<T>(
-    signal: AbortSignal,
-    work: (etcd: Etcd3, step: () => void) => Promise<T>,
-    onAbandoned?: () => Promise<unknown>,
-  ): Promise<T> {
-    throwIfAborted(signal);
-    const running = this.getClient().then((etcd) => work(etcd, () => throwIfAborted(signal)));
-    try {
-      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-      return await untilAbortedUndoing(signal, running, this.pending, onAbandoned);
-    } catch (error) {
-      throw this.classify(error);
-    }
-  }
-
-  private async getClient(): Promise<Etcd3> {
-    if (this.ended) throw new TransientLeaseStoreError(messages.backend.closed(STORE));
+  private getClient(): Etcd3 {
+    this.calls.assertOpen();
     this.client ??= this.userClient ?? new Etcd3(this.connection);
     return this.client;
-  }
-
-  private classify(error: unknown): LeaseStoreError {
-    if (error instanceof TransientLeaseStoreError || error instanceof FatalLeaseStoreError) return error;
-    if (error instanceof Error) {
-      if (error instanceof EtcdPermissionDeniedError || error instanceof EtcdRoleNotGrantedError) {
-        return new FatalLeaseStoreError(messages.etcd.permissionDenied(this.prefix), { cause: error });
-      }
-      if (
-        error instanceof EtcdAuthenticationFailedError ||
-        error instanceof GRPCUnauthenticatedError ||
-        error instanceof EtcdUserNotFoundError
-      ) {
-        return new FatalLeaseStoreError(messages.etcd.authFailed(error.constructor.name), { cause: error });
-      }
-      if (
-        /etcdserver: (user name is empty|authentication is not enabled|invalid auth management)/.test(error.message)
-      ) {
-        return new FatalLeaseStoreError(messages.etcd.authFailed('authentication not enabled'), { cause: error });
-      }
-      if (error instanceof EtcdError) {
-        return new TransientLeaseStoreError(messages.backend.failed(STORE, error.constructor.name), { cause: error });
-      }
-    }
-    const name = error instanceof Error ? error.constructor.name : 'unknown error';
-    return new TransientLeaseStoreError(messages.backend.unreachable(STORE, name), { cause: error });
   }
 }
 

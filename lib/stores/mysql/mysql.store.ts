@@ -1,29 +1,25 @@
-import { randomUUID } from 'node:crypto';
 // A static import is fine here: this file is reachable only through the `/mysql` subpath, whose
 // users have installed the optional peer `mysql2`.
 import mysql, { type Pool, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../../leader-election.messages.js';
 import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
-  FatalLeaseStoreError,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
   type LeaseStore,
-  type LeaseStoreError,
   type LeaseStoreLimits,
   type RenewOptions,
-  TransientLeaseStoreError,
-} from './lease-store.js';
-import { settleWithin, throwIfAborted, untilAbortedUndoing } from '../shared/abort.js';
+} from '../lease-store.js';
+import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import { classifyMySqlError } from './mysql-errors.js';
 
 const STORE = 'MySqlLeaseStore';
 const DEFAULT_TABLE = 'leader_election_leases';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-/** How long close() waits for in-flight clean-ups before ending the pool anyway. */
-const CLOSE_GRACE_MS = 5_000;
+const URL_PROTOCOLS = ['mysql:', 'mariadb:'];
 
 /**
  * The table the store uses, for a migration when the application's account may not create tables
@@ -87,11 +83,7 @@ interface MineRow extends RowDataPacket {
  */
 export class MySqlLeaseStore implements LeaseStore {
   readonly name = STORE;
-  readonly limits: LeaseStoreLimits = {
-    minLeaseDurationMs: 1_000,
-    maxLeaseDurationMs: 24 * 3_600_000,
-    reason: messages.backend.shortLeaseReason('MySQL'),
-  };
+  readonly limits: LeaseStoreLimits = serverClockLimits('MySQL');
 
   private readonly table: string;
   private readonly tableName: string;
@@ -101,10 +93,10 @@ export class MySqlLeaseStore implements LeaseStore {
   private readonly connection?: PoolOptions;
   private pool?: Pool;
   private tableReady?: Promise<void>;
-  /** Clean-ups of abandoned acquires; close() lets them finish before ending the pool. */
-  private readonly pending = new Set<Promise<unknown>>();
-  private closing?: Promise<void>;
-  private ended = false;
+  private readonly calls = new StoreCalls({
+    name: STORE,
+    classify: (error) => classifyMySqlError(error, this.table, this.createTable),
+  });
 
   constructor(options: MySqlLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
@@ -122,16 +114,19 @@ export class MySqlLeaseStore implements LeaseStore {
     this.userPool = options.client;
     if (!options.client) {
       const config = typeof options.connection === 'string' ? { uri: options.connection } : options.connection;
+      if (config?.uri !== undefined) {
+        const option = typeof options.connection === 'string' ? 'connection' : 'connection.uri';
+        checkConnectionUrl(STORE, option, config.uri, URL_PROTOCOLS, 'mysql://user:password@host:3306/database');
+      }
       this.connection = { connectTimeout: 5_000, connectionLimit: 4, enableKeepAlive: true, ...config };
     }
   }
 
-  async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    const { election, identity, leaseDurationMs, signal } = request;
-    const leaseId = randomUUID();
-    const work = async (step: Step): Promise<AcquireResult> => {
+  acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const { election, identity, leaseDurationMs } = request;
+    const attempt = async (leaseId: string, step: Step): Promise<AcquireResult> => {
       // Polling followers mostly find the lease held: one plain read answers that without a lock.
-      const [current] = await step<StateRow>(
+      const [current] = await this.query<StateRow>(
         `SELECT holder, term, expires_at > UTC_TIMESTAMP(3) AS held FROM ${this.table} WHERE election = ?`,
         [election],
       );
@@ -140,7 +135,8 @@ export class MySqlLeaseStore implements LeaseStore {
       }
       // `expires_at` is assigned last: MySQL evaluates the assignments left to right, so every
       // condition before it still sees the old expiry.
-      await step(
+      step();
+      await this.query(
         `INSERT INTO ${this.table} (election, holder, lease_id, term, expires_at)
          VALUES (?, ?, ?, 1, TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(3)))
          ON DUPLICATE KEY UPDATE
@@ -152,7 +148,8 @@ export class MySqlLeaseStore implements LeaseStore {
       );
       // Our lease id is fresh: finding it in the row is the proof we took it (affectedRows is not,
       // as its meaning depends on the connection's FOUND_ROWS flag).
-      const [row] = await step<MineRow>(
+      step();
+      const [row] = await this.query<MineRow>(
         `SELECT holder, term, lease_id = ? AS mine FROM ${this.table} WHERE election = ?`,
         [leaseId, election],
       );
@@ -161,32 +158,35 @@ export class MySqlLeaseStore implements LeaseStore {
       }
       return row ? { acquired: false, holder: row.holder, term: Number(row.term) } : { acquired: false };
     };
-    // Aborted, yet the upsert may still land: hand back whatever it took, by our fresh lease id.
-    return this.run(signal, work, () => this.releaseRow(election, leaseId, undefined, leaseDurationMs));
+    return this.calls.acquire(request, {
+      attempt,
+      releaseAttempt: (leaseId, signal) => this.calls.run(signal, () => this.releaseRow(election, leaseId, undefined)),
+    });
   }
 
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
     const mine = `election = ? AND lease_id = ? AND term = ? AND expires_at > UTC_TIMESTAMP(3)`;
     const ours = [lease.election, lease.leaseId, lease.term];
-    const renewed = await this.run(options.signal, async (step) => {
-      const result = await step(
+    const renewed = await this.calls.run(options.signal, async (step) => {
+      const result = await this.query(
         `UPDATE ${this.table} SET expires_at = TIMESTAMPADD(MICROSECOND, ? * 1000, UTC_TIMESTAMP(3)) WHERE ${mine}`,
         [options.leaseDurationMs, ...ours],
       );
       if (affectedRows(result) > 0) return true;
       // Without FOUND_ROWS a renewal in the same millisecond changes nothing and counts 0 rows.
-      return (await step(`SELECT 1 AS ok FROM ${this.table} WHERE ${mine}`, ours)).length > 0;
+      step();
+      return (await this.query(`SELECT 1 AS ok FROM ${this.table} WHERE ${mine}`, ours)).length > 0;
     });
     if (!renewed) throw new LeaseLostError(messages.leaseLost(lease.election));
   }
 
   async release(lease: Lease, options: CallOptions): Promise<void> {
-    await this.run(options.signal, (step) => this.releaseStep(step, lease.election, lease.leaseId, lease.term));
+    await this.calls.run(options.signal, () => this.releaseRow(lease.election, lease.leaseId, lease.term));
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    const [row] = await this.run(options.signal, (step) =>
-      step<StateRow>(
+    const [row] = await this.calls.run(options.signal, () =>
+      this.query<StateRow>(
         `SELECT holder, term, expires_at > UTC_TIMESTAMP(3) AS held FROM ${this.table} WHERE election = ?`,
         [election],
       ),
@@ -197,61 +197,35 @@ export class MySqlLeaseStore implements LeaseStore {
   }
 
   close(): Promise<void> {
-    this.closing ??= (async () => {
-      await settleWithin([...this.pending], CLOSE_GRACE_MS);
-      this.ended = true;
-      // Only our own pool: a pool the user passed in stays theirs.
-      await this.pool?.end().catch(() => undefined);
-    })();
-    return this.closing;
+    // Only our own pool: a pool the user passed in stays theirs.
+    return this.calls.close({ disconnect: () => this.pool?.end() });
   }
 
   // ---- internals ------------------------------------------------------------------------------
 
   /** Conditional on lease id and (when known) term, so it never releases a later holder's row. */
-  private releaseStep(step: Step, election: string, leaseId: string, term: number | undefined): Promise<unknown> {
-    return step(
+  private releaseRow(election: string, leaseId: string, term: number | undefined): Promise<unknown> {
+    return this.query(
       `UPDATE ${this.table} SET expires_at = '1970-01-01 00:00:00'
        WHERE election = ? AND lease_id = ? AND (? IS NULL OR term = ?) AND expires_at > UTC_TIMESTAMP(3)`,
       [election, leaseId, term ?? null, term ?? null],
     );
   }
 
-  /** Release of an acquire we stopped waiting for, by lease id alone; moot once the lease expired. */
-  private releaseRow(election: string, leaseId: string, term: number | undefined, leaseDurationMs: number) {
-    return this.run(AbortSignal.timeout(leaseDurationMs), (step) => this.releaseStep(step, election, leaseId, term));
-  }
-
   /**
-   * Run `work` bounded by `signal`. mysql2 cannot cancel a statement, so the call settles on abort
-   * while the statement in flight finishes in the background; `step` refuses to send another one
-   * after the abort, and `onAbandoned` runs once the work has ended, whatever its outcome.
+   * One statement; a missing table is created once and the statement retried. mysql2 cannot
+   * cancel a statement: an abandoned one finishes in the background, and the callers' `step()`
+   * refuses to send another after the abort.
    */
-  private async run<T>(signal: AbortSignal, work: (step: Step) => Promise<T>, onAbandoned?: () => Promise<unknown>) {
-    throwIfAborted(signal);
-    const step: Step = async <R>(sql: string, values: unknown[]) => {
-      throwIfAborted(signal);
-      return (await this.query(sql, values)) as R[];
-    };
-    const running = work(step);
-    try {
-      // Only an abandoned acquire needs undoing; other calls are simply left to finish.
-      return await untilAbortedUndoing(signal, running, this.pending, onAbandoned);
-    } catch (error) {
-      throw this.classify(error);
-    }
-  }
-
-  /** One statement; a missing table is created once and the statement retried. */
-  private async query(sql: string, values: unknown[]): Promise<unknown> {
-    const pool = await this.getPool();
+  private async query<R = unknown>(sql: string, values: unknown[]): Promise<R[]> {
+    const pool = this.getPool();
     const options = { sql, values, timeout: this.queryTimeoutMs, rowsAsArray: false };
     try {
-      return (await pool.query(options))[0];
+      return (await pool.query(options))[0] as R[];
     } catch (error) {
-      if (!this.createTable || code(error) !== 'ER_NO_SUCH_TABLE') throw error;
+      if (!this.createTable || errorCode(error) !== 'ER_NO_SUCH_TABLE') throw error;
       await this.ensureTable(pool);
-      return (await pool.query(options))[0];
+      return (await pool.query(options))[0] as R[];
     }
   }
 
@@ -266,53 +240,13 @@ export class MySqlLeaseStore implements LeaseStore {
     return this.tableReady;
   }
 
-  private async getPool(): Promise<Pool> {
-    if (this.ended) throw new TransientLeaseStoreError(messages.backend.closed(STORE));
+  private getPool(): Pool {
+    this.calls.assertOpen();
     if (this.userPool) return this.userPool;
     this.pool ??= mysql.createPool(this.connection as PoolOptions);
     return this.pool;
   }
-
-  private classify(error: unknown): LeaseStoreError {
-    if (error instanceof TransientLeaseStoreError || error instanceof FatalLeaseStoreError) return error;
-    const errorCode = code(error);
-    const fatal = (message: string) => new FatalLeaseStoreError(message, { cause: error });
-    switch (errorCode) {
-      case 'ER_ACCESS_DENIED_ERROR':
-      case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
-      case 'ER_NOT_SUPPORTED_AUTH_MODE':
-      case 'ER_ACCOUNT_HAS_BEEN_LOCKED':
-      case 'ER_MUST_CHANGE_PASSWORD_LOGIN':
-      case 'AUTH_SWITCH_PLUGIN_ERROR':
-        return fatal(messages.mysql.authFailed(errorCode));
-      case 'ER_DBACCESS_DENIED_ERROR':
-        return fatal(messages.mysql.databaseDenied);
-      case 'ER_BAD_DB_ERROR':
-        return fatal(messages.mysql.databaseMissing);
-      case 'ER_NO_DB_ERROR':
-        return fatal(messages.mysql.noDatabase);
-      case 'ER_TABLEACCESS_DENIED_ERROR':
-      case 'ER_COLUMNACCESS_DENIED_ERROR':
-      case 'ER_SPECIFIC_ACCESS_DENIED_ERROR':
-        return fatal(messages.mysql.permissionDenied(this.table, errorCode, this.createTable));
-      case 'ER_NO_SUCH_TABLE':
-        return fatal(messages.mysql.tableMissing(this.table));
-      case 'ER_BAD_FIELD_ERROR':
-      case 'ER_WRONG_VALUE_COUNT_ON_ROW':
-      case 'ER_TRUNCATED_WRONG_VALUE':
-        return fatal(messages.mysql.incompatibleTable(this.table, errorCode));
-    }
-    // Server errors carry a numeric errno; anything else is the client failing to talk to it.
-    if (errorCode && typeof (error as { errno?: unknown }).errno === 'number' && errorCode.startsWith('ER_')) {
-      return new TransientLeaseStoreError(messages.backend.failed(STORE, errorCode), { cause: error });
-    }
-    return new TransientLeaseStoreError(messages.backend.unreachable(STORE, errorCode ?? errorName(error)), {
-      cause: error,
-    });
-  }
 }
-
-type Step = <R = unknown>(sql: string, values: unknown[]) => Promise<R[]>;
 
 function affectedRows(result: unknown): number {
   return Number((result as unknown as { affectedRows?: number }).affectedRows ?? 0);
@@ -320,13 +254,4 @@ function affectedRows(result: unknown): number {
 
 function quote(name: string): string {
   return `\`${name}\``;
-}
-
-function code(error: unknown): string | undefined {
-  const value = (error as { code?: unknown } | undefined)?.code;
-  return typeof value === 'string' ? value : undefined;
-}
-
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'unknown error';
 }

@@ -1,0 +1,200 @@
+import { BlobServiceClient, ContainerClient, type newPipeline, type StoragePipelineOptions } from '@azure/storage-blob';
+import { messages } from '../../leader-election.messages.js';
+import type { AzureAuthKind } from './azure-errors.js';
+
+/**
+ * What `url` accepts: a `StorageSharedKeyCredential`, an `AnonymousCredential` or any `TokenCredential`
+ * (e.g. `DefaultAzureCredential` from `@azure/identity`). Taken from the SDK so we need not depend
+ * on `@azure/core-auth` ourselves.
+ */
+export type AzureBlobCredential = NonNullable<Parameters<typeof newPipeline>[0]>;
+
+export interface AzureBlobLeaseStoreOptions {
+  /**
+   * An account connection string (`…;AccountName=…;AccountKey=…`), a SAS connection string
+   * (`BlobEndpoint=…;SharedAccessSignature=…`) or `UseDevelopmentStorage=true`.
+   * Exactly one of `connectionString`, `url` and `containerClient` is required.
+   */
+  connectionString?: string;
+  /**
+   * An account URL (`https://<account>.blob.core.windows.net`) or a container URL
+   * (`https://<account>.blob.core.windows.net/<container>`), optionally with a SAS query string.
+   * A container URL names the container itself, so `container` must then be omitted (or equal).
+   */
+  url?: string;
+  /** Credential for `url`; omit it for a SAS URL. */
+  credential?: AzureBlobCredential;
+  /**
+   * A client you built yourself (custom pipeline, proxy, retries). Its pipeline's retry policy is
+   * yours to bound, but every call we make still passes our AbortSignal, so no call outlives the
+   * lease whatever that policy does. {@link AzureBlobLeaseStore.close} never touches it.
+   */
+  containerClient?: ContainerClient;
+  /** Container that holds the lease blobs; created on first acquire when missing. Default `leader-election`. */
+  container?: string;
+  /** Prepended to the election name to form the blob name, e.g. `my-app/`. Default none. */
+  blobPrefix?: string;
+}
+
+const DEFAULT_CONTAINER = 'leader-election';
+/** Azure's container naming rules: 3–63 chars, lowercase letters/digits, single inner hyphens. */
+const CONTAINER_PATTERN = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}$/;
+
+/**
+ * The SDK retries up to 4 times with exponential back-off (about 16 s in all) by default, longer
+ * than a renew deadline. The elector retries on its own schedule, so one try per call is right.
+ */
+const PIPELINE_OPTIONS: StoragePipelineOptions = { retryOptions: { maxTries: 1 } };
+
+/** The container client the options describe, and how its requests authenticate; validates them all. */
+export function azureContainerClient(options: AzureBlobLeaseStoreOptions): {
+  containerClient: ContainerClient;
+  authKind: AzureAuthKind;
+  blobPrefix: string;
+} {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(messages.azure.optionsExclusive([]));
+  }
+  const { connectionString, url, credential, containerClient, container, blobPrefix = '' } = options;
+  const given = (['connectionString', 'url', 'containerClient'] as const).filter((key) => options[key] !== undefined);
+  if (given.length !== 1) throw new TypeError(messages.azure.optionsExclusive(given));
+  if (typeof blobPrefix !== 'string' || blobPrefix.length > 512) {
+    throw new TypeError(messages.azure.optionInvalid('blobPrefix', 'must be a string of at most 512 characters'));
+  }
+  if (credential !== undefined && url === undefined) {
+    throw new TypeError(messages.azure.optionInvalid('credential', 'is only used with url'));
+  }
+  if (container !== undefined && (typeof container !== 'string' || !CONTAINER_PATTERN.test(container))) {
+    throw new TypeError(messages.azure.containerName(container));
+  }
+
+  if (containerClient !== undefined) {
+    if (typeof containerClient?.getBlockBlobClient !== 'function') {
+      throw new TypeError(
+        messages.azure.optionInvalid('containerClient', 'must be a ContainerClient from @azure/storage-blob'),
+      );
+    }
+    if (container !== undefined && container !== containerClient.containerName) {
+      throw new TypeError(messages.azure.containerConflict(containerClient.containerName, container));
+    }
+    return {
+      containerClient,
+      authKind: authKindOf(containerClient.credential, containerClient.url, 'unknown'),
+      blobPrefix,
+    };
+  }
+  if (connectionString !== undefined) {
+    if (typeof connectionString !== 'string' || connectionString.trim() === '') {
+      throw new TypeError(
+        messages.azure.optionInvalid(
+          'connectionString',
+          'must be a non-empty string (is the environment variable set?)',
+        ),
+      );
+    }
+    let fromString: ContainerClient;
+    try {
+      fromString = new ContainerClient(connectionString, container ?? DEFAULT_CONTAINER, PIPELINE_OPTIONS);
+    } catch {
+      // No cause attached: the SDK's error may quote parts of the string.
+      throw new TypeError(messages.azure.connectionStringInvalid);
+    }
+    const authKind = /(^|;)\s*SharedAccessSignature=/i.test(connectionString) ? 'sas' : 'shared-key';
+    return { containerClient: fromString, authKind, blobPrefix };
+  }
+  const fromUrl = clientFromUrl(url, credential, container);
+  return { containerClient: fromUrl, authKind: authKindOf(credential, fromUrl.url, 'anonymous'), blobPrefix };
+}
+
+function clientFromUrl(
+  url: unknown,
+  credential: AzureBlobCredential | undefined,
+  container: string | undefined,
+): ContainerClient {
+  let parsed: URL | undefined;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
+    // Not echoed: it may carry a SAS.
+    throw new TypeError(
+      messages.azure.optionInvalid('url', 'must be an http(s) URL of a storage account or container'),
+    );
+  }
+  if (
+    credential !== undefined &&
+    typeof (credential as { getToken?: unknown }).getToken !== 'function' &&
+    typeof (credential as { create?: unknown }).create !== 'function'
+  ) {
+    throw new TypeError(
+      messages.azure.optionInvalid(
+        'credential',
+        'must be a TokenCredential (e.g. DefaultAzureCredential) or a StorageSharedKeyCredential',
+      ),
+    );
+  }
+  const href = parsed.href;
+  const named = containerInUrl(parsed);
+  if (named === undefined) {
+    return new BlobServiceClient(href, credential, PIPELINE_OPTIONS).getContainerClient(container ?? DEFAULT_CONTAINER);
+  }
+  if (container !== undefined && container !== named) {
+    throw new TypeError(messages.azure.containerConflict(named, container));
+  }
+  return new ContainerClient(href, credential, PIPELINE_OPTIONS);
+}
+
+/** Emulator and IP-address endpoints put the account in the path (`/devstoreaccount1/<container>`). */
+const PATH_STYLE_HOST = /^.*:.*:.*$|^(localhost|host\.docker\.internal)(:[0-9]+)?$|^(\d{1,3})(\.\d{1,3}){3}(:[0-9]+)?$/;
+const PATH_STYLE_PORTS = new Set([
+  '10000',
+  '10001',
+  '10002',
+  '10003',
+  '10004',
+  '10100',
+  '10101',
+  '10102',
+  '10103',
+  '10104',
+  '11000',
+  '11001',
+  '11002',
+  '11003',
+  '11004',
+  '11100',
+  '11101',
+  '11102',
+  '11103',
+  '11104',
+]);
+
+/**
+ * The container a URL names, if any, found the way the SDK addresses requests (ContainerClient's
+ * own parser reports "undefined" for a path-style account URL instead of failing).
+ */
+function containerInUrl(url: URL): string | undefined {
+  const segments = url.pathname.split('/');
+  let index = 1;
+  if (url.hostname.split('.')[1] !== 'blob' && (PATH_STYLE_HOST.test(url.host) || PATH_STYLE_PORTS.has(url.port))) {
+    index = 2;
+  }
+  const segment = segments[index];
+  return segment ? decodeURIComponent(segment) : undefined;
+}
+
+function authKindOf(credential: unknown, url: string, otherwise: AzureAuthKind): AzureAuthKind {
+  if (credential && typeof (credential as { getToken?: unknown }).getToken === 'function') return 'token';
+  if (credential && typeof (credential as { computeHMACSHA256?: unknown }).computeHMACSHA256 === 'function') {
+    return 'shared-key';
+  }
+  try {
+    if (new URL(url).searchParams.has('sig')) return 'sas';
+  } catch {
+    return 'unknown';
+  }
+  // An AnonymousCredential (or none, with url) and no SAS: nothing authenticates the requests.
+  return credential ? 'anonymous' : otherwise;
+}

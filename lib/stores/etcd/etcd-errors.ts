@@ -1,0 +1,36 @@
+import {
+  EtcdAuthenticationFailedError,
+  EtcdError,
+  EtcdPermissionDeniedError,
+  EtcdRoleNotGrantedError,
+  EtcdUserNotFoundError,
+  GRPCUnauthenticatedError,
+} from 'etcd3';
+import { messages } from '../../leader-election.messages.js';
+import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+
+const STORE = 'EtcdLeaseStore';
+
+/** The one place etcd failures become typed outcomes: by error class, never by a driver's message. */
+export function classifyEtcdError(error: unknown, prefix: string): LeaseStoreError {
+  if (error instanceof Error) {
+    if (error instanceof EtcdPermissionDeniedError || error instanceof EtcdRoleNotGrantedError) {
+      return new FatalLeaseStoreError(messages.etcd.permissionDenied(prefix), { cause: error });
+    }
+    if (
+      error instanceof EtcdAuthenticationFailedError ||
+      error instanceof GRPCUnauthenticatedError ||
+      error instanceof EtcdUserNotFoundError
+    ) {
+      return new FatalLeaseStoreError(messages.etcd.authFailed(error.constructor.name), { cause: error });
+    }
+    if (/etcdserver: (user name is empty|authentication is not enabled|invalid auth management)/.test(error.message)) {
+      return new FatalLeaseStoreError(messages.etcd.authFailed('authentication not enabled'), { cause: error });
+    }
+    if (error instanceof EtcdError) {
+      return new TransientLeaseStoreError(messages.backend.failed(STORE, error.constructor.name), { cause: error });
+    }
+  }
+  const name = error instanceof Error ? error.constructor.name : 'unknown error';
+  return new TransientLeaseStoreError(messages.backend.unreachable(STORE, name), { cause: error });
+}

@@ -1,0 +1,56 @@
+import { messages } from '../../leader-election.messages.js';
+import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { errorCode } from '../store-support.js';
+
+const STORE = 'PostgresLeaseStore';
+
+/**
+ * The one place PostgreSQL failures become typed outcomes: by SQLSTATE, never by the driver's
+ * message (which may quote the connection string).
+ */
+export function classifyPostgresError(
+  error: unknown,
+  table: string,
+  schema: string,
+  createTable: boolean,
+): LeaseStoreError {
+  const sqlState = errorCode(error);
+  switch (sqlState) {
+    case '28P01':
+    case '28000':
+      return new FatalLeaseStoreError(messages.postgres.authFailed(sqlState), { cause: error });
+    case '42501':
+      return new FatalLeaseStoreError(messages.postgres.permissionDenied(table, createTable), {
+        cause: error,
+      });
+    case '3D000':
+      return new FatalLeaseStoreError(messages.postgres.databaseMissing, { cause: error });
+    case '3F000':
+      return new FatalLeaseStoreError(messages.postgres.schemaMissing(schema), { cause: error });
+    case '42P01':
+      return new FatalLeaseStoreError(messages.postgres.tableMissing(table), { cause: error });
+    case '42703':
+    case '42804':
+    case '42P10':
+      return new FatalLeaseStoreError(messages.postgres.incompatibleTable(table, sqlState), { cause: error });
+  }
+  if (error instanceof Error && /^SASL|password must be a string/.test(error.message)) {
+    return new FatalLeaseStoreError(messages.postgres.authFailed('SASL'), { cause: error });
+  }
+  if (sqlState && /^[0-9A-Z]{5}$/.test(sqlState)) {
+    return new TransientLeaseStoreError(messages.backend.failed(STORE, `SQLSTATE ${sqlState}`), { cause: error });
+  }
+  return new TransientLeaseStoreError(messages.backend.unreachable(STORE, networkCode(error)), { cause: error });
+}
+
+/** A code or class name that says what went wrong without echoing the driver's message. */
+function networkCode(error: unknown): string {
+  const value = errorCode(error);
+  if (value) return value;
+  if (error instanceof Error) {
+    if (/timeout/i.test(error.message)) return 'timeout';
+    if (/terminated|closed|ended/i.test(error.message)) return 'connection closed';
+    return error.name;
+  }
+  return 'unknown error';
+}
