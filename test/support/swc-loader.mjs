@@ -1,3 +1,4 @@
+// @ts-check
 // Module customization hooks (node:module register()) behind swc-register.mjs. Only files outside
 // node_modules are touched: `.ts` files are transformed, and relative `.js` specifiers resolve to a
 // sibling `.ts` when one exists (what Jest's moduleNameMapper does for the test runs).
@@ -5,17 +6,9 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { transform } from '@swc/core';
+import { swcOptions } from '../../tools/swc-options.mjs';
 
-const SWC_OPTIONS = {
-  jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-    target: 'es2022',
-    keepClassNames: true,
-  },
-  module: { type: 'es6' },
-  sourceMaps: 'inline',
-};
+const SWC_OPTIONS = swcOptions();
 
 const isOurs = (url) => url.startsWith('file:') && !url.includes('/node_modules/');
 
