@@ -1,6 +1,6 @@
 // Jest runs in native ESM mode (Nest 12 is ESM-only); @swc/jest compiles TypeScript with the
 // repo's .swcrc (legacy decorators and decorator metadata, which Nest's DI needs).
-import { swcOptions } from './tools/swc-options.mjs';
+import { swcOptions } from './scripts/lib/swc-options.mjs';
 
 export default {
   testEnvironment: 'node',

@@ -3,12 +3,12 @@
 // a dead runner leaves no orphans), their `@@b {json}` stdout lines parsed into events.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ChildGroup, exitOf, hardKill, spawnNode, stopChild } from '../../tools/child-process.mjs';
+import { ChildGroup, exitOf, hardKill, spawnNode, stopChild } from '../../scripts/lib/child-process.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SWC_REGISTER = join(ROOT, 'test/support/swc-register.mjs');
 
-/** @typedef {import('../../tools/child-process.mjs').ExitInfo} ExitInfo */
+/** @typedef {import('../../scripts/lib/child-process.mjs').ExitInfo} ExitInfo */
 /** @typedef {{ type: string, at: number, [field: string]: any }} BenchEvent */
 
 /** Every child still running, SIGKILLed (after a SIGCONT) when the runner exits or is interrupted. */

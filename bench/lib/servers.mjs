@@ -3,10 +3,11 @@
 // machine's PostgreSQL / MariaDB / Redis probed. A store whose server is missing shows an error in
 // the report; the others still run.
 import pg from 'pg';
-import { startEtcd } from '../../test/setup/etcd.ts';
-import { MYSQL_URL, PG_URL, REDIS_URL } from '../../test/setup/servers.ts';
-import { startAzurite } from '../../tools/azurite.mjs';
-import { canConnect } from '../../tools/ports.mjs';
+import { startAzurite } from '../../scripts/lib/azurite.mjs';
+import { canConnect } from '../../scripts/lib/ports.mjs';
+// `.js` names of `.ts` files, as the swc loader (and tsc) resolve them.
+import { startEtcd } from '../../test/setup/etcd.js';
+import { MYSQL_URL, PG_URL, REDIS_URL } from '../../test/setup/servers.js';
 
 export const ALL_STORES = ['azure', 'postgres', 'mysql', 'redis', 'etcd'];
 

@@ -3,7 +3,7 @@
 // (the tour waits on them) and lines for the user (narration.mjs).
 import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
-import { ChildGroup, isRunning, spawnNode } from '../../tools/child-process.mjs';
+import { ChildGroup, isRunning, spawnNode } from '../lib/child-process.mjs';
 import { onEvent } from './narration.mjs';
 import { APP_MAIN, ROOT } from './options.mjs';
 import { INSTANCE_COLORS, say, seconds, style } from './output.mjs';
@@ -55,7 +55,7 @@ export class Cluster {
       lastLoss: undefined,
       introduced: false,
       stopping: false,
-      /** @type {import('../../tools/azurite.mjs').Azurite | undefined} */
+      /** @type {import('../lib/azurite.mjs').Azurite | undefined} */
       azurite: undefined,
     };
   }
@@ -80,7 +80,15 @@ export class Cluster {
       }),
     );
     /** @type {Instance} */
-    const instance = { name, port, child, pid: child.pid, up: false, color: INSTANCE_COLORS[index], expectedExit: false };
+    const instance = {
+      name,
+      port,
+      child,
+      pid: child.pid,
+      up: false,
+      color: INSTANCE_COLORS[index],
+      expectedExit: false,
+    };
     this.instances.push(instance);
     if (child.stdout) createInterface({ input: child.stdout }).on('line', (line) => this.onLogLine(instance, line));
     // stderr carries crashes and Node warnings: always worth showing, dimmed.

@@ -2,7 +2,7 @@
 // Stopping in order: instances first (they release their leases; Azurite must still answer), then
 // Azurite. Children are never detached: should the demo die without this (even by SIGKILL), every
 // child sees its stdin close and stops itself, so no process is left behind.
-import { isRunning, stopChild } from '../../tools/child-process.mjs';
+import { isRunning, stopChild } from '../lib/child-process.mjs';
 import { say, style } from './output.mjs';
 import { AZURITE_STOP_TIMEOUT_MS, INSTANCE_STOP_TIMEOUT_MS } from './timings.mjs';
 

@@ -1,7 +1,7 @@
 // @ts-check
 // Where the instances keep their lease: your storage account when configured, else a fresh Azurite.
-import { startAzurite } from '../../tools/azurite.mjs';
-import { portFree } from '../../tools/ports.mjs';
+import { startAzurite } from '../lib/azurite.mjs';
+import { portFree } from '../lib/ports.mjs';
 import { say, style } from './output.mjs';
 
 /**

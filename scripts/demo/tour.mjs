@@ -1,6 +1,6 @@
 // @ts-check
 // `--tour`: kill -9 the leader, then SIGTERM its successor, and print both measured takeover times.
-import { exitOf } from '../../tools/child-process.mjs';
+import { exitOf } from '../lib/child-process.mjs';
 import { rule, say, seconds, style } from './output.mjs';
 import { CRASH_EXPECTED, GRACEFUL_EXPECTED, LEASE_S, RETRY_S } from './timings.mjs';
 

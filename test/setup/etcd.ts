@@ -6,10 +6,10 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { isRunning, spawnNode, stopChild } from '../../tools/child-process.mjs';
-import { freePort, waitUntilReady } from '../../tools/ports.mjs';
+import { isRunning, spawnNode, stopChild } from '../../scripts/lib/child-process.mjs';
+import { freePort, waitUntilReady } from '../../scripts/lib/ports.mjs';
 // Type-only: Jest loads global-setup files without its module mapper, so runtime imports of
-// sibling `.js` specifiers would not resolve here (the tools' `.mjs` files are named as they are).
+// sibling `.js` specifiers would not resolve here (scripts/lib's `.mjs` files are named as they are).
 import type { TestService } from './service.js';
 
 export interface EtcdService extends TestService {

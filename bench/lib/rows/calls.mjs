@@ -1,8 +1,9 @@
 // @ts-check
 // Rows of figure 5: store calls per instance-hour (counted at the LeaseStore boundary by
 // bench/apps/calls.ts), Azure's billed requests and their monthly cost, and each store's round trip.
-import { summarize } from '../stats.mjs';
+
 import { DEFAULTS } from '../impls.mjs';
+import { summarize } from '../stats.mjs';
 import { seconds, settingsText, single } from './common.mjs';
 
 /**

@@ -1,9 +1,10 @@
 // @ts-check
 // Rows of figures 3 (failover and handover per store) and 4 (side by side with the peer libraries),
 // from the trial chains of jobs.mjs, each next to its theoretical bound.
-import { summarize } from '../stats.mjs';
+
 import { DEFAULTS, JITTER, PUSH_STORES, TICK_MS } from '../impls.mjs';
 import { fig3Timings } from '../jobs.mjs';
+import { summarize } from '../stats.mjs';
 import { failRow, rowFrom, seconds, settingsText } from './common.mjs';
 
 /** @typedef {import('./common.mjs').Row} Row */

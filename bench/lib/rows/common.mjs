@@ -70,7 +70,16 @@ export function rowFrom(figure, metric, subject, settings, unit, stats, bound, b
  * @returns {Row}
  */
 export function single(figure, metric, subject, settings, unit, value, bound, boundText) {
-  return rowFrom(figure, metric, subject, settings, unit, { n: 1, median: value, p95: null, max: null }, bound, boundText);
+  return rowFrom(
+    figure,
+    metric,
+    subject,
+    settings,
+    unit,
+    { n: 1, median: value, p95: null, max: null },
+    bound,
+    boundText,
+  );
 }
 
 /**

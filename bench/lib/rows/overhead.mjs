@@ -62,6 +62,15 @@ export async function guardRows(quick, errors) {
       ...rowFrom(2, 'guarded ÷ plain', 'throughput ratio (per round)', settings, '×', g.ratio, 1, 'no cost'),
       digits: 3,
     },
-    single(2, 'requests/s', 'GET /guarded on a follower (503 refusals)', '1 round', 'req/s', g.followerRefusals.rps, null, '—'),
+    single(
+      2,
+      'requests/s',
+      'GET /guarded on a follower (503 refusals)',
+      '1 round',
+      'req/s',
+      g.followerRefusals.rps,
+      null,
+      '—',
+    ),
   ];
 }

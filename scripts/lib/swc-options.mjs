@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 
 /** @returns {import('@swc/core').Options} */
 export function swcOptions() {
-  const { $schema: _schema, ...options } = JSON.parse(readFileSync(new URL('../.swcrc', import.meta.url), 'utf8'));
+  const { $schema: _schema, ...options } = JSON.parse(readFileSync(new URL('../../.swcrc', import.meta.url), 'utf8'));
   // Already read: swc must not look for a .swcrc again and merge it in.
   return { ...options, swcrc: false };
 }

@@ -20,7 +20,11 @@ const exits = new WeakMap();
  * @returns {ChildProcess}
  */
 export function spawnNode(args, { cwd, env = {} } = {}) {
-  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   exitOf(child);
   // A child gone before we write to (or close) its stdin must not crash the parent with EPIPE.
   child.stdin?.on('error', () => undefined);
