@@ -1,23 +1,11 @@
-// Jest runs in native ESM mode (Nest 12 is ESM-only); @swc/jest compiles TypeScript with
-// legacy decorators and decorator metadata, which Nest's DI needs.
-const swc = [
-  '@swc/jest',
-  {
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-      keepClassNames: true,
-    },
-    module: { type: 'es6' },
-    sourceMaps: 'inline',
-  },
-];
+// Jest runs in native ESM mode (Nest 12 is ESM-only); @swc/jest compiles TypeScript with the
+// repo's .swcrc (legacy decorators and decorator metadata, which Nest's DI needs).
+import { swcOptions } from './scripts/lib/swc-options.mjs';
 
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
-  transform: { '^.+\\.ts$': swc },
+  transform: { '^.+\\.ts$': ['@swc/jest', swcOptions()] },
   // Sources import siblings as `./x.js` (NodeNext); map them back to the .ts file.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run bench`: every benchmark figure of the README's "Performance" section, side by side with
 // the alternatives, printed as one table and written to bench/results/latest.json. No pass/fail:
 // each figure is shown next to its theoretical bound.
@@ -18,25 +19,16 @@
 //   5 calls per hour      apps/calls.ts
 //   6 contention          bench/figures/contention.mjs + apps/contender.ts
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBenchDeps } from '../scripts/lib/bench-deps.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const startedAt = Date.now();
 
 // ---- bench/'s own dependencies -------------------------------------------------------------------
-const lockfile = join(here, 'package-lock.json');
-const installed = join(here, 'node_modules/.package-lock.json');
-if (!existsSync(installed) || statSync(installed).mtimeMs < statSync(lockfile).mtimeMs) {
-  console.log('bench: installing its dependencies (npm ci --prefix bench)…');
-  const result = spawnSync('npm', ['ci', '--prefix', here, '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  if (result.status !== 0) process.exit(result.status ?? 1);
-}
+if (!ensureBenchDeps('bench')) process.exit(1);
 
 // ---- servers --------------------------------------------------------------------------------------
 const ensure = spawnSync('bash', [join(root, 'scripts/ensure-services.sh')], { cwd: root, stdio: 'inherit' });

@@ -1,3 +1,4 @@
+// @ts-check
 // Figure 1: ns per call of a plain provider method vs the same method under @LeaderOnly(), on the
 // leader and on a follower, in real Nest application contexts (bench/apps/overhead-app.ts).
 // tinybench times batches of BATCH calls (a single call is far below the timer's resolution) and
@@ -16,6 +17,10 @@ const apps = await contextApps();
 let sink = 0;
 
 const bench = new Bench({ time: TIME_MS, warmupTime: 500, retainSamples: true });
+/**
+ * @param {string} name
+ * @param {(x: number) => number | undefined} call
+ */
 function batched(name, call) {
   bench.add(name, () => {
     const start = bench.now();
@@ -29,9 +34,12 @@ batched('leader', (x) => apps.leader.guarded(x));
 batched('follower', (x) => apps.follower.guarded(x));
 
 await bench.run();
+/** @type {Record<string, object>} */
 const tasks = {};
 for (const task of bench.tasks) {
-  const samples = task.result?.latency?.samples ?? [];
+  // Only a completed task's result has latency samples.
+  const result = /** @type {{ latency?: { samples?: number[] } } | undefined} */ (task.result);
+  const samples = result?.latency?.samples ?? [];
   const ns = summarize([...samples].map((ms) => ms * 1e6));
   tasks[task.name] = { ...ns, batches: samples.length, callsPerBatch: BATCH };
 }

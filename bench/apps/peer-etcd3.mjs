@@ -1,3 +1,4 @@
+// @ts-check
 // One replica using the `etcd3` package's own Election (the peer for the side-by-side figures),
 // written the way its documentation shows: campaign(), act on 'elected', stop on 'error' and
 // campaign again after RETRY_MS. SIGTERM resigns (so the next candidate is elected at once) and exits.
@@ -21,6 +22,7 @@ const client = new Etcd3({ hosts: env('ETCD_ENDPOINT') });
 const election = client.election(env('ELECTION'), TTL_S);
 
 let leading = false;
+/** @type {ReturnType<typeof election.campaign> | undefined} */
 let campaign;
 let stopping = false;
 let actsInTerm = 0;

@@ -1,3 +1,4 @@
+// @ts-check
 // One replica of the peer library `nest-leader-election` (npm, TypeORM + PostgreSQL), for the
 // side-by-side figures. Plain JS (no decorators needed): a Nest application context with
 // TypeOrmModule + LeaderElectorModule, and a "job" that acts every TICK_MS while amILeader().

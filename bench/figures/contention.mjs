@@ -1,3 +1,4 @@
+// @ts-check
 // Figure 6: ELECTORS electors on one lease, PER_PROCESS per process (bench/apps/contender.ts), all
 // started at one wall-clock instant; the leader is made to resign every RESIGN_EVERY_MS so the
 // others race again. Measures the time to the first leader, the most leaders acting at once
@@ -7,6 +8,12 @@
 import { uniqueElection } from '../lib/impls.mjs';
 import { Child, sleep } from '../lib/proc.mjs';
 
+/**
+ * @param {string} store
+ * @param {import('../lib/impls.mjs').Timings} timings
+ * @param {{ electors?: number, perProcess?: number, runMs?: number, resignEveryMs?: number,
+ *   log?: (message: string) => void }} [options]
+ */
 export async function contention(
   store,
   timings,
@@ -14,6 +21,7 @@ export async function contention(
 ) {
   const election = uniqueElection(`contention-${store}`);
   const processes = Math.ceil(electors / perProcess);
+  /** @type {Child[]} */
   const children = [];
   try {
     for (let p = 0; p < processes; p++) {
@@ -72,6 +80,10 @@ export async function contention(
 }
 
 /** Most acting intervals overlapping at one instant. An interval: elected → min(revoked, last validUntil). */
+/**
+ * @param {import('../lib/proc.mjs').BenchEvent[]} events
+ * @param {number} endAt
+ */
 export function maxOverlap(events, endAt) {
   const terms = new Map();
   for (const event of events) {

@@ -1,3 +1,4 @@
+// @ts-check
 // Figures 3 and 4: leadership changes between real processes, timed with each child's own
 // Date.now() stamps against the runner's (one machine, one clock).
 //
@@ -15,10 +16,25 @@ const RESUME_WINDOW_MS = 3_000;
 let sequence = 0;
 const nextId = () => `r${++sequence}`;
 
-const isAct = (event) => event.type === 'act';
-const isReady = (event) => event.type === 'ready';
+/** @typedef {import('../lib/impls.mjs').Impl} Impl */
+/** @typedef {import('../lib/proc.mjs').BenchEvent} BenchEvent */
+/** @typedef {import('../lib/proc.mjs').Child} Child */
+/** @typedef {(message: string) => void} Log */
 
-/** A leader (acting) and a standing follower (ready, not leading) on `election`. */
+/** @param {BenchEvent} event */
+const isAct = (event) => event.type === 'act';
+/** @param {BenchEvent} event */
+const isReady = (event) => event.type === 'ready';
+/** @param {unknown} error */
+const messageOf = (error) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * A leader (acting) and a standing follower (ready, not leading) on `election`.
+ * @param {Impl} impl
+ * @param {string} election
+ * @param {Log} [log]
+ * @returns {Promise<{ leader: Child, follower: Child }>}
+ */
 async function pair(impl, election, log) {
   const leader = impl.spawn(nextId(), election);
   try {
@@ -32,6 +48,11 @@ async function pair(impl, election, log) {
   return { leader, follower };
 }
 
+/**
+ * @param {Impl} impl
+ * @param {string} election
+ * @returns {Promise<Child>}
+ */
 async function standingFollower(impl, election) {
   const follower = impl.spawn(nextId(), election);
   try {
@@ -51,11 +72,18 @@ async function standingFollower(impl, election) {
  * 'handover') and times the follower's first act; a fresh follower is then started.
  * Resolves `{ samples, failures, notes }` (ms); a trial that times out counts as a failure and the
  * chain starts over with a new pair.
+ * @param {Impl} impl
+ * @param {'crash' | 'handover'} kind
+ * @param {number} n
+ * @param {{ timeoutMs: number, log?: Log }} options
  */
-export async function changeChain(impl, kind, n, { timeoutMs, log } = {}) {
+export async function changeChain(impl, kind, n, { timeoutMs, log }) {
+  /** @type {number[]} */
   const samples = [];
+  /** @type {string[]} */
   const failures = [];
   let election = uniqueElection(`${kind}-${impl.store}`);
+  /** @type {{ leader: Child, follower: Child } | undefined} */
   let current;
   try {
     for (let trial = 0; trial < n; trial++) {
@@ -71,8 +99,8 @@ export async function changeChain(impl, kind, n, { timeoutMs, log } = {}) {
         const act = await follower.waitFor(isAct, timeoutMs, 'takeover', from);
         samples.push(act.at - t0);
       } catch (error) {
-        failures.push(error.message);
-        log?.(`${impl.short} ${kind} trial ${trial + 1}: ${error.message}`);
+        failures.push(messageOf(error));
+        log?.(`${impl.short} ${kind} trial ${trial + 1}: ${messageOf(error)}`);
         await Promise.all([leader.kill(), follower.kill()]);
         current = undefined;
         election = uniqueElection(`${kind}-${impl.store}`);
@@ -89,10 +117,18 @@ export async function changeChain(impl, kind, n, { timeoutMs, log } = {}) {
   return { samples, failures };
 }
 
-/** `n` cold starts: two replicas at once on a fresh election each time. */
+/**
+ * `n` cold starts: two replicas at once on a fresh election each time.
+ * @param {Impl} impl
+ * @param {number} n
+ * @param {{ log?: Log }} [options]
+ */
 export async function coldStarts(impl, n, { log } = {}) {
+  /** @type {number[]} */
   const fromSpawn = [];
+  /** @type {number[]} */
   const library = [];
+  /** @type {string[]} */
   const failures = [];
   for (let trial = 0; trial < n; trial++) {
     const election = uniqueElection(`cold-${impl.store}`);
@@ -101,14 +137,14 @@ export async function coldStarts(impl, n, { log } = {}) {
     try {
       const act = await Promise.any(replicas.map((r) => r.waitFor(isAct, impl.bootTimeoutMs, 'first act')));
       fromSpawn.push(act.at - t0);
-      const winner = replicas.find((r) => r.events.includes(act));
+      const winner = /** @type {Child} */ (replicas.find((r) => r.events.includes(act)));
       const [ready, elected] = await Promise.all([
         winner.waitFor(isReady, 10_000, 'ready'),
         winner.waitFor((e) => e.type === 'elected', 10_000, 'elected'),
       ]);
       if (ready.firstAcquireAt) library.push(elected.at - ready.firstAcquireAt);
     } catch (error) {
-      failures.push(error.errors ? error.errors.map((e) => e.message).join('; ') : error.message);
+      failures.push(error instanceof AggregateError ? error.errors.map(messageOf).join('; ') : messageOf(error));
       log?.(`${impl.short} cold trial ${trial + 1}: ${failures.at(-1)}`);
     } finally {
       await Promise.all(replicas.map((r) => r.kill()));
@@ -121,12 +157,18 @@ export async function coldStarts(impl, n, { log } = {}) {
  * `n` pause trials. Per trial: takeover (ms from SIGSTOP to the other replica's first act), then
  * after SIGCONT: staleMs (last moment the resumed replica still believed it led or acted, from
  * SIGCONT; 0 = never), acts (leader-only runs after SIGCONT), resumed at all.
+ * @param {Impl} impl
+ * @param {number} n
+ * @param {{ capMs: number, log?: Log }} options
  */
-export async function pauseTrials(impl, n, { capMs, log } = {}) {
+export async function pauseTrials(impl, n, { capMs, log }) {
+  /** @type {Array<{ pausedMs: number, takeover: number | null, staleMs: number, acts: number, resumed: boolean }>} */
   const trials = [];
+  /** @type {string[]} */
   const failures = [];
   for (let trial = 0; trial < n; trial++) {
     const election = uniqueElection(`pause-${impl.store}`);
+    /** @type {{ leader: Child, follower: Child } | undefined} */
     let current;
     try {
       current = await pair(impl, election, log);
@@ -140,7 +182,7 @@ export async function pauseTrials(impl, n, { capMs, log } = {}) {
         const act = await follower.waitFor(isAct, capMs, 'takeover', fromFollower);
         takeover = act.at - t0;
       } catch (error) {
-        if (!error.timeout) throw error;
+        if (!(/** @type {{ timeout?: boolean }} */ (error).timeout)) throw error;
       }
       await sleep(1_000);
       const fromLeader = leader.events.length;
@@ -159,8 +201,8 @@ export async function pauseTrials(impl, n, { capMs, log } = {}) {
         resumed: after.some((e) => e.type === 'resumed'),
       });
     } catch (error) {
-      failures.push(error.message);
-      log?.(`${impl.short} pause trial ${trial + 1}: ${error.message}`);
+      failures.push(messageOf(error));
+      log?.(`${impl.short} pause trial ${trial + 1}: ${messageOf(error)}`);
     } finally {
       if (current) await Promise.all([current.leader.kill(), current.follower.kill()]);
     }

@@ -1,3 +1,4 @@
+// @ts-check
 // Figures 1 and 2: what @LeaderOnly() adds to a call, and what its guard adds to a request.
 import autocannon from 'autocannon';
 import { Child } from '../lib/proc.mjs';
@@ -27,6 +28,7 @@ export async function guardOverhead({ rounds = 4, seconds = 3, connections = 10 
       server.waitFor((e) => e.type === 'ready', 60_000, 'ready'),
       follower.waitFor((e) => e.type === 'ready', 60_000, 'ready'),
     ]);
+    /** @param {string} url */
     const run = async (url) => {
       const result = await autocannon({ url, connections, duration: seconds });
       return { rps: result.requests.average, p50Ms: result.latency.p50, non2xx: result.non2xx, errors: result.errors };
@@ -34,7 +36,9 @@ export async function guardOverhead({ rounds = 4, seconds = 3, connections = 10 
     // Warm-up: JIT and connection setup out of the measurement.
     await run(`http://127.0.0.1:${port}/plain`);
     await run(`http://127.0.0.1:${port}/guarded`);
+    /** @type {Array<{ rps: number, p50Ms: number, non2xx: number, errors: number }>} */
     const plain = [];
+    /** @type {typeof plain} */
     const guarded = [];
     for (let round = 0; round < rounds; round++) {
       plain.push(await run(`http://127.0.0.1:${port}/plain`));

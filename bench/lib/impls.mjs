@@ -1,3 +1,4 @@
+// @ts-check
 // The implementations the benchmarks run as real processes: this library over each store
 // (bench/apps/replica.ts) and the two peers (bench/apps/peer-*.mjs). Each `spawn(identity, election)`
 // starts one replica; all print the same `@@b` events (ready, elected, act, revoked, believes…).
@@ -5,6 +6,19 @@ import { randomBytes } from 'node:crypto';
 import { Child } from './proc.mjs';
 
 /** Timings per scenario. `tickMs`: period of the leader-only job whose runs count as "acting". */
+/**
+ * @typedef {{ leaseMs: number, renewDeadlineMs: number, renewMs: number, retryMs: number }} Timings
+ * @typedef {object} Impl one implementation, as the figures start it
+ * @property {string} label
+ * @property {string} short
+ * @property {string} store
+ * @property {Timings} timings
+ * @property {boolean} push
+ * @property {number} bootTimeoutMs
+ * @property {number} [followerPhaseMs]
+ * @property {(identity: string, election: string) => Child} spawn one replica
+ */
+
 export const TICK_MS = 20;
 export const JITTER = 0.15;
 
@@ -15,11 +29,17 @@ export const DEFAULTS = { leaseMs: 15_000, renewDeadlineMs: 10_000, renewMs: 2_5
 
 export const PUSH_STORES = new Set(['postgres', 'redis', 'etcd']);
 
+/** @param {string} prefix */
 export function uniqueElection(prefix) {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
 }
 
-/** This library over `store`, with `timings`. */
+/**
+ * This library over `store`, with `timings`.
+ * @param {string} store
+ * @param {Timings} timings
+ * @returns {Impl}
+ */
 export function ours(store, timings) {
   return {
     label: `nestjs-leader-election (${store})`,
@@ -47,6 +67,9 @@ export function ours(store, timings) {
  * The npm package `nest-leader-election` (TypeORM + PostgreSQL). Its options: leaseDuration,
  * renewalInterval (its renew *and* poll period), jitterRange (total spread). `schema` keeps
  * parallel chains apart: its cleanup job deletes every expired row of its table.
+ * @param {Timings} timings
+ * @param {string} schema
+ * @returns {Impl}
  */
 export function nle(timings, schema) {
   return {
@@ -73,7 +96,11 @@ export function nle(timings, schema) {
   };
 }
 
-/** The `etcd3` package's own Election (campaign / elected / error → campaign again after retryMs). */
+/**
+ * The `etcd3` package's own Election (campaign / elected / error → campaign again after retryMs).
+ * @param {Timings} timings
+ * @returns {Impl}
+ */
 export function etcd3Election(timings) {
   return {
     label: 'etcd3 Election (npm etcd3)',
@@ -94,7 +121,10 @@ export function etcd3Election(timings) {
   };
 }
 
-/** A stable positive 31-bit integer per election name (the peer's lock id). */
+/**
+ * A stable positive 31-bit integer per election name (the peer's lock id).
+ * @param {string} election
+ */
 function lockIdOf(election) {
   let hash = 7;
   for (const char of election) hash = (hash * 31 + char.charCodeAt(0)) | 0;

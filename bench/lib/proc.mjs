@@ -1,53 +1,50 @@
+// @ts-check
 // Child processes of the benchmark: spawned with a pipe on stdin (a child exits when it ends, so
 // a dead runner leaves no orphans), their `@@b {json}` stdout lines parsed into events.
-import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ChildGroup, exitOf, hardKill, spawnNode, stopChild } from '../../scripts/lib/child-process.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SWC_REGISTER = join(ROOT, 'test/support/swc-register.mjs');
 
-const live = new Set();
+/** @typedef {import('../../scripts/lib/child-process.mjs').ExitInfo} ExitInfo */
+/** @typedef {{ type: string, at: number, [field: string]: any }} BenchEvent */
 
-/** Every child still running: SIGCONT (a stopped child cannot die of SIGKILL's cleanup otherwise) + SIGKILL. */
-export function killAll() {
-  for (const child of live) child.hardKill();
-}
-process.on('exit', killAll);
+/** Every child still running, SIGKILLed (after a SIGCONT) when the runner exits or is interrupted. */
+const live = new ChildGroup();
+export const killAll = () => live.killAll();
 
 export class Child {
+  /** @type {BenchEvent[]} */
+  events = [];
+  /** @type {Set<() => void>} */
+  waiters = new Set();
+  stderr = '';
+  stdoutTail = '';
+  /** @type {ExitInfo | undefined} */
+  exitInfo;
+
   /**
    * @param {string} name label for messages
    * @param {string} file script; `.ts` files (and `loader: true`) run through the tests' swc loader
    * @param {Record<string, string>} env added to the runner's environment
+   * @param {{ args?: string[], loader?: boolean }} [options]
    */
   constructor(name, file, env = {}, { args = [], loader = file.endsWith('.ts') } = {}) {
     this.name = name;
-    this.events = [];
-    this.waiters = new Set();
-    this.stderr = '';
-    this.stdoutTail = '';
     const nodeArgs = loader ? ['--import', SWC_REGISTER] : [];
     this.spawnedAt = Date.now();
-    this.process = spawn(process.execPath, [...nodeArgs, file, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    this.process = live.add(spawnNode([...nodeArgs, file, ...args], { cwd: ROOT, env }));
     this.pid = this.process.pid;
-    live.add(this);
-    this.exited = new Promise((resolve) => {
-      this.process.once('exit', (code, signal) => {
-        live.delete(this);
-        this.exitInfo = { code, signal, at: Date.now() };
-        this.notify();
-        resolve(this.exitInfo);
-      });
+    this.exited = exitOf(this.process).then((info) => {
+      this.exitInfo = info;
+      this.notify();
+      return info;
     });
-    this.process.stdin.on('error', () => undefined);
     let buffer = '';
-    this.process.stdout.setEncoding('utf8');
-    this.process.stdout.on('data', (chunk) => {
+    this.process.stdout?.setEncoding('utf8');
+    this.process.stdout?.on('data', (chunk) => {
       buffer += chunk;
       let newline = buffer.indexOf('\n');
       while (newline >= 0) {
@@ -66,8 +63,8 @@ export class Child {
       }
       this.notify();
     });
-    this.process.stderr.setEncoding('utf8');
-    this.process.stderr.on('data', (chunk) => {
+    this.process.stderr?.setEncoding('utf8');
+    this.process.stderr?.on('data', (chunk) => {
       this.stderr = (this.stderr + chunk).slice(-4_000);
     });
   }
@@ -80,9 +77,17 @@ export class Child {
     for (const waiter of [...this.waiters]) waiter();
   }
 
-  /** The first event (from index `from`) matching `predicate`; rejects after `timeoutMs` or when the child exits. */
+  /**
+   * The first event (from index `from`) matching `predicate`; rejects after `timeoutMs` or when the child exits.
+   * @param {(event: BenchEvent) => boolean} predicate
+   * @param {number} timeoutMs
+   * @param {string} [label]
+   * @param {number} [from]
+   * @returns {Promise<BenchEvent>}
+   */
   waitFor(predicate, timeoutMs, label = 'event', from = 0) {
     return new Promise((resolve, reject) => {
+      /** @type {NodeJS.Timeout | undefined} */
       let timer;
       const check = () => {
         const found = this.events.slice(from).find(predicate);
@@ -111,22 +116,18 @@ export class Child {
     });
   }
 
+  /** @param {string} line */
   send(line) {
-    if (this.running) this.process.stdin.write(`${line}\n`);
+    if (this.running) this.process.stdin?.write(`${line}\n`);
   }
 
+  /** @param {NodeJS.Signals} name */
   signal(name) {
     if (this.running) this.process.kill(name);
   }
 
   hardKill() {
-    if (!this.running) return;
-    try {
-      this.process.kill('SIGCONT');
-      this.process.kill('SIGKILL');
-    } catch {
-      // already gone
-    }
+    hardKill(this.process);
   }
 
   /** SIGKILL and wait for the exit. */
@@ -135,17 +136,15 @@ export class Child {
     await this.exited;
   }
 
-  /** SIGTERM, SIGKILL after `graceMs`; resolves on exit. */
+  /**
+   * SIGTERM, SIGKILL after `graceMs`; resolves on exit.
+   * @param {number} [graceMs]
+   */
   async stop(graceMs = 10_000) {
-    if (!this.running) return this.exitInfo;
-    this.signal('SIGTERM');
-    const timer = setTimeout(() => this.hardKill(), graceMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+    await stopChild(this.process, { graceMs });
+    return this.exited;
   }
 }
 
+/** @param {number} ms */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

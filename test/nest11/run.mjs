@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Runs the in-process e2e suite against Nest 11: installs test/nest11's pinned packages when
 // node_modules is missing or older than the lockfile (`npm ci`), then runs Jest with
 // test/nest11/jest.config.js. Extra arguments go to Jest. Exit code: Jest's.
@@ -15,6 +16,11 @@ const lockfile = join(here, 'package-lock.json');
 // npm rewrites this hidden lockfile on every install: its age is the age of node_modules.
 const installed = join(here, 'node_modules/.package-lock.json');
 
+/**
+ * @param {string} command
+ * @param {string[]} args
+ * @param {string} cwd
+ */
 function run(command, args, cwd, env = process.env) {
   const result = spawnSync(command, args, { cwd, env, stdio: 'inherit', shell: process.platform === 'win32' });
   if (result.error) throw result.error;

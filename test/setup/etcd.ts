@@ -1,14 +1,15 @@
 // A single-member etcd on free loopback ports, for the test run. The binary comes from Debian's
 // `etcd-server` package, installed here when missing (CI machines start without it).
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { isRunning, spawnNode, stopChild } from '../../scripts/lib/child-process.mjs';
+import { freePort, waitUntilReady } from '../../scripts/lib/ports.mjs';
 // Type-only: Jest loads global-setup files without its module mapper, so runtime imports of
-// sibling `.js` specifiers would not resolve here.
+// sibling `.js` specifiers would not resolve here (scripts/lib's `.mjs` files are named as they are).
 import type { TestService } from './service.js';
 
 export interface EtcdService extends TestService {
@@ -72,7 +73,7 @@ async function startOnce(binary: string): Promise<EtcdService> {
     '--log-level',
     'error',
   ];
-  const child = spawn(process.execPath, ['-e', SUPERVISOR, binary, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawnNode(['-e', SUPERVISOR, binary, ...args]);
   let output = '';
   let pid = 0;
   const collect = (chunk: Buffer) => {
@@ -81,34 +82,26 @@ async function startOnce(binary: string): Promise<EtcdService> {
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
-    await stopChild(child, exited);
+    await stopChild(child, { signal: 'close-stdin', graceMs: STOP_GRACE_MS });
     await rm(dataDir, { recursive: true, force: true });
   };
 
   try {
-    await waitHealthy(endpoint, child, () => output);
+    await waitUntilReady({
+      ready: () => healthy(endpoint),
+      alive: () => isRunning(child),
+      timeoutMs: START_TIMEOUT_MS,
+      describe: (reason) =>
+        reason === 'exited'
+          ? `etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output}`
+          : `etcd was not healthy at ${endpoint} within ${START_TIMEOUT_MS} ms:\n${output}`,
+    });
   } catch (error) {
     await stop();
     throw error;
   }
   return { env: { ETCD_ENDPOINT: endpoint }, endpoint, pid, stop };
-}
-
-async function waitHealthy(endpoint: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(
-        `etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output()}`,
-      );
-    }
-    if (await healthy(endpoint)) return;
-    if (Date.now() > deadline)
-      throw new Error(`etcd was not healthy at ${endpoint} within ${START_TIMEOUT_MS} ms:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** GET /health without keep-alive: a pooled socket would hold the test process open for seconds. */
@@ -125,17 +118,6 @@ function healthy(endpoint: string): Promise<boolean> {
     request.on('timeout', () => request.destroy());
     request.on('error', () => resolve(false));
   });
-}
-
-async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.stdin?.end();
-  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** `etcd` from PATH or /usr/bin; installs Debian's etcd-server when neither has it. */
@@ -176,20 +158,4 @@ async function findEtcd(): Promise<string | undefined> {
     }
   }
   return undefined;
-}
-
-// A twin of azurite.ts's freePort: Jest's global setup loads this file without its `.js` → `.ts`
-// mapping, so it cannot import a sibling module at run time.
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }

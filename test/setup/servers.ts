@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { freePort } from './azurite.js';
+import { freePort } from '../../scripts/lib/ports.mjs';
 
 export const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';

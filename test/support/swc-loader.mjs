@@ -1,3 +1,4 @@
+// @ts-check
 // Module customization hooks (node:module register()) behind swc-register.mjs. Only files outside
 // node_modules are touched: `.ts` files are transformed, and relative `.js` specifiers resolve to a
 // sibling `.ts` when one exists (what Jest's moduleNameMapper does for the test runs).
@@ -5,20 +6,14 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { transform } from '@swc/core';
+import { swcOptions } from '../../scripts/lib/swc-options.mjs';
 
-const SWC_OPTIONS = {
-  jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-    target: 'es2022',
-    keepClassNames: true,
-  },
-  module: { type: 'es6' },
-  sourceMaps: 'inline',
-};
+const SWC_OPTIONS = swcOptions();
 
+/** @param {string} url */
 const isOurs = (url) => url.startsWith('file:') && !url.includes('/node_modules/');
 
+/** @type {import('node:module').ResolveHook} */
 export async function resolve(specifier, context, nextResolve) {
   const { parentURL } = context;
   if (parentURL && isOurs(parentURL) && /^\.{1,2}\//.test(specifier) && specifier.endsWith('.js')) {
@@ -28,6 +23,7 @@ export async function resolve(specifier, context, nextResolve) {
   return nextResolve(specifier, context);
 }
 
+/** @type {import('node:module').LoadHook} */
 export async function load(url, context, nextLoad) {
   if (isOurs(url) && url.endsWith('.ts')) {
     const filename = fileURLToPath(url);

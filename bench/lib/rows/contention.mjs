@@ -1,0 +1,45 @@
+// @ts-check
+// Rows of figure 6: 50 electors on one lease, one store at a time (phase C).
+import { contention } from '../../figures/contention.mjs';
+import { seconds, settingsText, single } from './common.mjs';
+
+/** @typedef {import('./common.mjs').Row} Row */
+
+/**
+ * @param {string} store
+ * @param {{ leaseMs: number, renewDeadlineMs: number, renewMs: number, retryMs: number }} t
+ * @param {{ quick: boolean, rtt: Record<string, number>, log: (message: string) => void }} context
+ * @returns {Promise<Row[]>}
+ */
+export async function contentionRows(store, t, { quick, rtt, log }) {
+  const c = await contention(store, t, { runMs: quick ? 5_000 : 10_000, log });
+  const settings = `${c.electors} electors in ${c.processes} processes; ${settingsText(t)}; leader resigns every 2.5 s`;
+  const theoretical = (c.electors - 1) * (1000 / t.retryMs) + 1000 / t.renewMs;
+  return [
+    single(6, 'time to the first leader', `ours/${store}`, settings, 'ms', c.firstLeaderMs, rtt[store], '1 round trip'),
+    {
+      ...single(
+        6,
+        'most leaders at once',
+        `ours/${store}`,
+        `${c.terms} terms in ${seconds(c.runMs)}`,
+        'leaders',
+        c.maxSimultaneous,
+        1,
+        'must be 1',
+      ),
+      n: c.terms,
+      max: c.maxSimultaneous,
+    },
+    single(
+      6,
+      'store calls per second (all electors)',
+      `ours/${store}`,
+      `${c.calls} calls in ${seconds(c.runMs)}`,
+      'calls/s',
+      c.callsPerSecond,
+      theoretical,
+      '(n−1)/retry + 1/renew',
+    ),
+  ];
+}
