@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const APP_MAIN = join(ROOT, 'sample-app/dist/main.js');
-const LIB_MAIN = join(ROOT, 'dist/index.js');
+const LIB_MAIN = join(ROOT, 'dist/esm/index.js');
 
 // Azurite's fixed, publicly documented development account: not a secret, but still never printed.
 const AZURITE_ACCOUNT = 'devstoreaccount1';
