@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { LEADER_ELECTION_SERVICE } from './leader-election.constants.js';
 import { LeaderElectionExplorer } from './leader-election.explorer.js';
 import { ConfigurableLeaderElectionModule } from './leader-election.module-definition.js';
 import { LeaderElectionService } from './leader-election.service.js';
@@ -17,7 +18,12 @@ import { LeaderOnlyGuard } from './leader-only.guard.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [LeaderElectionService, LeaderElectionExplorer, LeaderOnlyGuard],
-  exports: [LeaderElectionService, LeaderOnlyGuard],
+  providers: [
+    LeaderElectionService,
+    { provide: LEADER_ELECTION_SERVICE, useExisting: LeaderElectionService },
+    LeaderElectionExplorer,
+    LeaderOnlyGuard,
+  ],
+  exports: [LeaderElectionService, LEADER_ELECTION_SERVICE, LeaderOnlyGuard],
 })
 export class LeaderElectionModule extends ConfigurableLeaderElectionModule {}

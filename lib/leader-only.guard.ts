@@ -1,5 +1,13 @@
-import { type CanActivate, type ExecutionContext, HttpException, HttpStatus, Injectable, Logger } from '@nestjs/common';
-import { LOGGER_CONTEXT } from './leader-election.constants.js';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  Logger,
+} from '@nestjs/common';
+import { LEADER_ELECTION_SERVICE, LOGGER_CONTEXT } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { LeaderElectionService } from './leader-election.service.js';
 
@@ -29,7 +37,7 @@ export interface NotLeaderResponseBody {
 export class LeaderOnlyGuard implements CanActivate {
   private readonly logger = new Logger(LOGGER_CONTEXT);
 
-  constructor(private readonly election: LeaderElectionService) {}
+  constructor(@Inject(LEADER_ELECTION_SERVICE) private readonly election: LeaderElectionService) {}
 
   canActivate(context: ExecutionContext): boolean {
     if (this.election.isLeader()) return true;
