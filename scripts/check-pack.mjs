@@ -38,7 +38,8 @@ for (const file of files) {
   if (/(^|\/)(test|tests|__tests__|fixtures)\//.test(file) || /\.(spec|test)\.[cm]?[jt]s$/.test(file)) {
     failures.push(`test file in the package: ${file}`);
   }
-  if (/\.[cm]?ts$/.test(file) && !/\.d\.[cm]?ts$/.test(file)) failures.push(`TypeScript source in the package: ${file}`);
+  if (/\.[cm]?ts$/.test(file) && !/\.d\.[cm]?ts$/.test(file))
+    failures.push(`TypeScript source in the package: ${file}`);
   if (file.endsWith('.map')) failures.push(`source map in the package (its sources are not shipped): ${file}`);
   if (/\.[cm]?js$/.test(file) && file.startsWith('dist/')) {
     const declaration = file.replace(/\.([cm]?)js$/, '.d.$1ts');

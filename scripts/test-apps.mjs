@@ -49,7 +49,7 @@ const apps = [
       'jest.commonjs.json',
       ...(flags['without-kit'] ? ['--testPathIgnorePatterns', KIT_SPEC] : []),
     ],
-    main: 'dist-commonjs/main.js',
+    main: 'dist/node10/main.js',
   },
   {
     id: 'nest12-esm',
@@ -142,47 +142,67 @@ function expect(condition, message, replicas) {
 async function twoReplicas(app) {
   const table = `apps_matrix_${app.id.replaceAll('-', '_')}_${process.pid}_${Date.now()}`;
   const replicas = [await startReplica(app, 'a', table), await startReplica(app, 'b', table)];
+  let failure;
   try {
-    for (const r of replicas) {
-      const early = r.exited.then(({ code, signal }) => {
-        throw new Error(`${r.identity} exited early (code ${code}, signal ${signal})`);
-      });
-      await Promise.race([until(`${r.identity} to answer`, () => status(r), 30_000), early]);
-    }
-    await until('a leader that has ticked twice', async () => (await Promise.all(replicas.map(status))).some((s) => s.leader && s.ticks >= 2), 20_000);
-    await sleep(2_500); // several more cron ticks: the follower must still not have run one
-    const states = await Promise.all(replicas.map(status));
-    const leaders = states.filter((s) => s.leader);
-    expect(leaders.length === 1, `expected exactly one leader, got ${JSON.stringify(states)}`, replicas);
-    const leader = replicas[states.indexOf(leaders[0])];
-    const follower = replicas.find((r) => r !== leader);
-    const followerState = states[replicas.indexOf(follower)];
-    expect(leaders[0].ticks >= 3, `the leader ticked only ${leaders[0].ticks} times`, replicas);
-    expect(followerState.ticks === 0, `the follower ran the leader-only job ${followerState.ticks} times`, replicas);
-    expect(!follower.lines.some((l) => /\btick \d+/.test(l)), 'the follower logged a tick', replicas);
-    expect(leader.lines.some((l) => /\btick \d+/.test(l)), 'the leader logged no tick', replicas);
-
-    const refused = await fetch(follower.url('/admin/reindex'), { method: 'POST' });
-    const body = await refused.json();
-    expect(refused.status === 503, `follower's @LeaderOnly route answered ${refused.status}`, replicas);
-    expect(/^\d+$/.test(refused.headers.get('retry-after') ?? ''), 'no numeric Retry-After on the 503', replicas);
-    expect(refused.headers.get('x-leader-id') === leader.identity, `X-Leader-Id is ${refused.headers.get('x-leader-id')}, not ${leader.identity}`, replicas);
-    expect(body.leaderId === leader.identity, `503 body names ${body.leaderId}`, replicas);
-    const accepted = await fetch(leader.url('/admin/reindex'), { method: 'POST' });
-    expect(accepted.status === 201, `leader's @LeaderOnly route answered ${accepted.status}`, replicas);
-    console.log(`[${app.id}] leader ${leader.identity} ticked ${leaders[0].ticks}×, follower 0×; follower 503 + Retry-After ${refused.headers.get('retry-after')} + X-Leader-Id ok`);
-  } finally {
-    for (const r of replicas) r.child.kill('SIGTERM');
-    const exits = await Promise.race([Promise.all(replicas.map((r) => r.exited)), sleep(20_000).then(() => null)]);
-    if (!exits) {
-      for (const r of replicas) r.child.kill('SIGKILL');
-      throw new Error(`[${app.id}] a replica did not exit within 20 s of SIGTERM`);
-    }
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP TABLE IF EXISTS ${table}`);
-    await client.end();
+    await checkReplicas(app, replicas);
+  } catch (error) {
+    failure = error;
   }
+  for (const r of replicas) r.child.kill('SIGTERM');
+  const exits = await Promise.race([Promise.all(replicas.map((r) => r.exited)), sleep(20_000).then(() => null)]);
+  if (!exits) for (const r of replicas) r.child.kill('SIGKILL');
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`DROP TABLE IF EXISTS ${table}`);
+  await client.end();
+  if (failure) throw failure;
+  if (!exits) throw new Error(`[${app.id}] a replica did not exit within 20 s of SIGTERM`);
+}
+
+/** Both replicas answer; exactly one runs the job; the follower's route refuses with the headers. */
+async function checkReplicas(app, replicas) {
+  for (const r of replicas) {
+    const early = r.exited.then(({ code, signal }) => {
+      throw new Error(`${r.identity} exited early (code ${code}, signal ${signal})`);
+    });
+    await Promise.race([until(`${r.identity} to answer`, () => status(r), 30_000), early]);
+  }
+  await until(
+    'a leader that has ticked twice',
+    async () => (await Promise.all(replicas.map(status))).some((s) => s.leader && s.ticks >= 2),
+    20_000,
+  );
+  await sleep(2_500); // several more cron ticks: the follower must still not have run one
+  const states = await Promise.all(replicas.map(status));
+  const leaders = states.filter((s) => s.leader);
+  expect(leaders.length === 1, `expected exactly one leader, got ${JSON.stringify(states)}`, replicas);
+  const leader = replicas[states.indexOf(leaders[0])];
+  const follower = replicas.find((r) => r !== leader);
+  const followerState = states[replicas.indexOf(follower)];
+  expect(leaders[0].ticks >= 3, `the leader ticked only ${leaders[0].ticks} times`, replicas);
+  expect(followerState.ticks === 0, `the follower ran the leader-only job ${followerState.ticks} times`, replicas);
+  expect(!follower.lines.some((l) => /\btick \d+/.test(l)), 'the follower logged a tick', replicas);
+  expect(
+    leader.lines.some((l) => /\btick \d+/.test(l)),
+    'the leader logged no tick',
+    replicas,
+  );
+
+  const refused = await fetch(follower.url('/admin/reindex'), { method: 'POST' });
+  const body = await refused.json();
+  expect(refused.status === 503, `follower's @LeaderOnly route answered ${refused.status}`, replicas);
+  expect(/^\d+$/.test(refused.headers.get('retry-after') ?? ''), 'no numeric Retry-After on the 503', replicas);
+  expect(
+    refused.headers.get('x-leader-id') === leader.identity,
+    `X-Leader-Id is ${refused.headers.get('x-leader-id')}, not ${leader.identity}`,
+    replicas,
+  );
+  expect(body.leaderId === leader.identity, `503 body names ${body.leaderId}`, replicas);
+  const accepted = await fetch(leader.url('/admin/reindex'), { method: 'POST' });
+  expect(accepted.status === 201, `leader's @LeaderOnly route answered ${accepted.status}`, replicas);
+  console.log(
+    `[${app.id}] leader ${leader.identity} ticked ${leaders[0].ticks}×, follower 0×; follower 503 + Retry-After ${refused.headers.get('retry-after')} + X-Leader-Id ok`,
+  );
 }
 
 const started = Date.now();
@@ -207,4 +227,6 @@ try {
 } finally {
   rmSync(dirname(tarball), { recursive: true, force: true });
 }
-console.log(`\ntest-apps: all ${results.length} apps passed in ${((Date.now() - started) / 1000).toFixed(0)} s\n${results.join('\n')}`);
+console.log(
+  `\ntest-apps: all ${results.length} apps passed in ${((Date.now() - started) / 1000).toFixed(0)} s\n${results.join('\n')}`,
+);

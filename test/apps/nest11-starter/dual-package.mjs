@@ -62,7 +62,11 @@ class CjsController {
   }
 }
 leaderOnly(cjs, CjsController.prototype, 'reindex');
-Post('reindex')(CjsController.prototype, 'reindex', Object.getOwnPropertyDescriptor(CjsController.prototype, 'reindex'));
+Post('reindex')(
+  CjsController.prototype,
+  'reindex',
+  Object.getOwnPropertyDescriptor(CjsController.prototype, 'reindex'),
+);
 Controller('admin')(CjsController);
 class RouteApp {}
 Module({ imports: [electionModule()], controllers: [CjsController] })(RouteApp);
