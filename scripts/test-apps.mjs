@@ -11,7 +11,7 @@
 // leader, and that both exit by themselves on SIGTERM. `--without-kit` leaves out the specs that
 // need `nestjs-leader-election/testing`'s kit. Exit code: 0 when every app passed.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -55,6 +55,8 @@ const apps = [
     id: 'nest12-esm',
     title: 'Nest 12 `nest new`: ESM, TypeScript 6, Vitest 4, Express',
     dir: 'nest12-esm',
+    // Its entry points are its own; the application code is the Nest 11 starter's, as ESM.
+    srcFrom: 'nest11-starter',
     build: [bin('nest12-esm', 'nest'), 'build'],
     test: [bin('nest12-esm', 'vitest'), 'run', ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`] : [])],
     main: 'dist/main.js',
@@ -63,6 +65,8 @@ const apps = [
     id: 'nest12-fastify',
     title: 'The Nest 12 app on the Fastify adapter',
     dir: 'nest12-esm',
+    srcFrom: 'nest11-starter',
+    build: [bin('nest12-esm', 'nest'), 'build'],
     main: 'dist/main-fastify.js',
   },
 ].filter((app) => !flags.only || app.id === flags.only);
@@ -72,6 +76,15 @@ function run(argv, cwd, label) {
   const result = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'inherit', env: { ...process.env, CI: 'true' } });
   if (result.error) throw result.error;
   if (result.status !== 0) throw new Error(`[${label}] ${argv[0].replace(root, '.')} exited with ${result.status}`);
+}
+
+/** Copies the application code (not main.ts), adding `.js` to relative imports as ESM requires. */
+function copyAsEsm(from, to) {
+  for (const file of readdirSync(from)) {
+    if (file === 'main.ts' || !file.endsWith('.ts')) continue;
+    const source = readFileSync(join(from, file), 'utf8');
+    writeFileSync(join(to, file), source.replace(/from '(\.\.?\/[^']+?)'/g, "from '$1.js'"));
+  }
 }
 
 function packTarball() {
@@ -218,6 +231,7 @@ try {
       run(['npm', 'install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', tarball], cwd, app.id);
       installed.add(app.dir);
     }
+    if (app.srcFrom) copyAsEsm(join(appsDir, app.srcFrom, 'src'), join(cwd, 'src'));
     if (app.build) run(app.build, cwd, app.id);
     if (app.id === 'nest11-starter') run([process.execPath, 'dual-package.mjs'], cwd, app.id);
     if (app.test) run(app.test, cwd, app.id);
