@@ -9,6 +9,9 @@ export default {
   // Sources import siblings as `./x.js` (NodeNext); map them back to the .ts file.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  // test/apps holds whole Nest apps with their own installs and test runners (scripts/test-apps.mjs).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/apps/'],
+  modulePathIgnorePatterns: ['<rootDir>/test/apps/'],
   globalSetup: '<rootDir>/test/setup/global-setup.ts',
   globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   testTimeout: 60_000,

@@ -20,8 +20,17 @@ export const LEADERSHIP_HOOKS_METADATA = 'leader-election:hooks';
  * Per-instance link from a provider/controller instance to the election of the app that owns it.
  * The `@LeaderOnly()` wrapper lives on the shared class prototype, so it finds "its" app through
  * the instance it is called on; a Symbol keeps the property out of JSON, spreads and `for…in`.
+ * A registered Symbol (`Symbol.for`), so the CommonJS and ESM copies of this package, should an app
+ * load both, mark and read the same key.
  */
-export const LEADER_ELECTION_BINDING = Symbol('leader-election:binding');
+export const LEADER_ELECTION_BINDING = Symbol.for('nestjs-leader-election:binding');
+
+/**
+ * String alias of the LeaderElectionService provider. The guard injects it by this token, not by
+ * class, so a `@LeaderOnly` route decorated by the other copy (CommonJS vs ESM) of this package
+ * still finds the service of the module the app imported.
+ */
+export const LEADER_ELECTION_SERVICE = 'nestjs-leader-election:LeaderElectionService';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 

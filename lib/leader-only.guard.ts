@@ -1,9 +1,9 @@
-import { type CanActivate, type ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
 } from './interfaces/leader-election-options.interface.js';
-import { LOGGER_CONTEXT } from './leader-election.constants.js';
+import { LEADER_ELECTION_SERVICE, LOGGER_CONTEXT } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { resolveGuardOptions } from './leader-election.options.js';
 import { LeaderElectionService } from './leader-election.service.js';
@@ -30,7 +30,7 @@ export class LeaderOnlyGuard implements CanActivate {
 
   constructor(
     @InjectLeaderElectionOptions() options: LeaderElectionModuleOptions,
-    private readonly election: LeaderElectionService,
+    @Inject(LEADER_ELECTION_SERVICE) private readonly election: LeaderElectionService,
   ) {
     this.options = resolveGuardOptions(options.guard);
   }

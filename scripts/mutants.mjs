@@ -40,7 +40,11 @@ function jest(tests) {
     ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--bail', '--silent', ...tests],
     { cwd: scratch, encoding: 'utf8', timeout: 10 * 60_000 },
   );
-  return { passed: result.status === 0, seconds: (Date.now() - started) / 1000, output: `${result.stdout}${result.stderr}` };
+  return {
+    passed: result.status === 0,
+    seconds: (Date.now() - started) / 1000,
+    output: `${result.stdout}${result.stderr}`,
+  };
 }
 
 /** @param {string} text @param {string} from */

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const APP_MAIN = join(ROOT, 'sample-app/dist/main.js');
-const LIB_MAIN = join(ROOT, 'dist/index.js');
+const LIB_MAIN = join(ROOT, 'dist/esm/index.js');
 
 export const USAGE = `Usage: node scripts/demo.mjs [options]        (npm start -- [options] builds first)
 

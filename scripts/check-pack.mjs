@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// `npm run check:pack`: what `npm publish` would upload, checked before anyone uploads it.
+//   1. the file list of `npm pack --dry-run --json` (which runs `prepack`, i.e. the build):
+//      only dist/ plus README/LICENSE/CHANGELOG/package.json; no tests, no TypeScript sources,
+//      no source maps (their sources are not shipped, so a map would point nowhere);
+//   2. every `exports` target is in the tarball, and every .js there has its .d.ts;
+//   3. no secret in any shipped file (the Azurite development key, a real AccountKey/SAS
+//      signature, a password in a URL, a private key);
+//   4. publint (errors fail) and @arethetypeswrong/cli --pack (any problem fails): types and
+//      JavaScript resolve for node10, node16 from CJS and from ESM, and bundlers.
+// Exit code 0 when all pass; every failure is listed.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const failures = [];
+
+function run(command, args) {
+  const result = spawnSync(command, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.error) throw result.error;
+  return result;
+}
+
+const pack = run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts=false']);
+if (pack.status !== 0) {
+  console.error(pack.stderr);
+  process.exit(pack.status ?? 1);
+}
+// prepack's build output goes to stdout before the JSON; the JSON array is the last thing printed.
+const files = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[\n') + 1))[0].files.map((f) => f.path);
+const shipped = new Set(files);
+
+const allowedTopLevel = new Set(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']);
+for (const file of files) {
+  if (!file.startsWith('dist/') && !allowedTopLevel.has(file)) failures.push(`unexpected file in the package: ${file}`);
+  if (/(^|\/)(test|tests|__tests__|fixtures)\//.test(file) || /\.(spec|test)\.[cm]?[jt]s$/.test(file)) {
+    failures.push(`test file in the package: ${file}`);
+  }
+  if (/\.[cm]?ts$/.test(file) && !/\.d\.[cm]?ts$/.test(file))
+    failures.push(`TypeScript source in the package: ${file}`);
+  if (file.endsWith('.map')) failures.push(`source map in the package (its sources are not shipped): ${file}`);
+  if (/\.[cm]?js$/.test(file) && file.startsWith('dist/')) {
+    const declaration = file.replace(/\.([cm]?)js$/, '.d.$1ts');
+    if (!shipped.has(declaration)) failures.push(`${file} has no ${declaration}`);
+  }
+}
+
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+for (const target of exportTargets(manifest.exports)) {
+  if (!shipped.has(target.replace(/^\.\//, ''))) failures.push(`exports target missing from the package: ${target}`);
+}
+for (const [entry, targets] of Object.entries(manifest.typesVersions?.['*'] ?? {})) {
+  for (const target of targets) {
+    if (!shipped.has(target.replace(/^\.\//, ''))) failures.push(`typesVersions ${entry} target missing: ${target}`);
+  }
+}
+
+// Patterns of real credentials. Documentation placeholders such as `AccountKey=…` do not match.
+const secrets = [
+  ['the Azurite development account key', /Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/],
+  ['an account key', /AccountKey=[A-Za-z0-9+/]{20,}/],
+  ['a SAS signature', /[?&;]sig=[A-Za-z0-9%+/]{20,}/],
+  // `user:pass@` and the like are README placeholders, anything else in that place is a password.
+  ['a password in a URL', /[a-z][a-z0-9+.-]*:\/\/[^\s/:@'"`]*:(?!(?:pass|password|secret|…|\*+)@)[^\s/@'"`]+@/i],
+  ['a private key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/],
+];
+for (const file of files) {
+  const text = readFileSync(join(root, file), 'utf8');
+  for (const [what, pattern] of secrets) {
+    if (pattern.test(text)) failures.push(`${file} contains ${what}`);
+  }
+}
+
+const publint = run(process.execPath, [join(root, 'node_modules/publint/src/cli.js'), '--level', 'warning']);
+process.stdout.write(publint.stdout);
+if (publint.status !== 0 || /^Errors:/m.test(publint.stdout)) failures.push('publint reported errors (see above)');
+
+const attw = run(process.execPath, [
+  join(root, 'node_modules/@arethetypeswrong/cli/dist/index.js'),
+  '--pack',
+  '.',
+  '--profile',
+  'strict',
+  '--format',
+  'table-flipped',
+]);
+process.stdout.write(attw.stdout);
+if (attw.status !== 0) failures.push(`@arethetypeswrong/cli found problems:\n${attw.stderr}`);
+
+if (failures.length > 0) {
+  console.error(`check-pack: ${failures.length} problem(s):\n- ${failures.join('\n- ')}`);
+  process.exit(1);
+}
+console.log(`check-pack: ${files.length} files, all checks passed.`);
+
+function exportTargets(value) {
+  if (typeof value === 'string') return value.endsWith('package.json') ? [] : [value];
+  if (value === null || typeof value !== 'object') return [];
+  return Object.values(value).flatMap(exportTargets);
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+// `npm run test:apps`: the packed package in Nest apps shaped the way users create them.
+//
+//   node scripts/test-apps.mjs [--without-kit] [--only <app id>]
+//
+// `npm pack` (its `prepack` builds both dialects) makes the tarball; each app under test/apps
+// installs its own lockfile (`npm ci`) plus the tarball, compiles with its own tsc / `nest build`,
+// runs its own unit tests, then boots two replicas on PostgreSQL (127.0.0.1:5432, db test, a
+// table of its own per run) and checks that exactly one of them runs the `@Cron @LeaderOnly` job,
+// that the follower's `@LeaderOnly` route answers 503 with Retry-After and X-Leader-Id naming the
+// leader, and that both exit by themselves on SIGTERM. `--without-kit` leaves out the specs that
+// need `nestjs-leader-election/testing`'s kit. Exit code: 0 when every app passed.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const appsDir = join(root, 'test/apps');
+const DATABASE_URL = process.env.APPS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const { values: flags } = parseArgs({
+  options: { 'without-kit': { type: 'boolean', default: false }, only: { type: 'string' } },
+});
+const KIT_SPEC = 'jobs.service.spec';
+
+const bin = (dir, name) => join(appsDir, dir, 'node_modules/.bin', name);
+/** The apps. One install per directory; a variant reuses its directory's install. */
+const apps = [
+  {
+    id: 'nest11-starter',
+    title: 'Nest 11 starter: CommonJS, TypeScript 5.7 module nodenext, Jest 29 + ts-jest, Express',
+    dir: 'nest11-starter',
+    build: [bin('nest11-starter', 'nest'), 'build'],
+    test: [bin('nest11-starter', 'jest'), ...(flags['without-kit'] ? ['--testPathIgnorePatterns', KIT_SPEC] : [])],
+    main: 'dist/main.js',
+  },
+  {
+    id: 'nest11-commonjs',
+    title: 'Nest 11 starter with the Nest 10 tsconfig: module commonjs (node10 resolution), Jest + ts-jest',
+    dir: 'nest11-starter',
+    build: [bin('nest11-starter', 'tsc'), '-p', 'tsconfig.commonjs.json'],
+    test: [
+      bin('nest11-starter', 'jest'),
+      '--config',
+      'jest.commonjs.json',
+      ...(flags['without-kit'] ? ['--testPathIgnorePatterns', KIT_SPEC] : []),
+    ],
+    main: 'dist/node10/main.js',
+  },
+  {
+    id: 'nest12-esm',
+    title: 'Nest 12 `nest new`: ESM, TypeScript 6, Vitest 4, Express',
+    dir: 'nest12-esm',
+    // Its entry points are its own; the application code is the Nest 11 starter's, as ESM.
+    srcFrom: 'nest11-starter',
+    build: [bin('nest12-esm', 'nest'), 'build'],
+    test: [bin('nest12-esm', 'vitest'), 'run', ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`] : [])],
+    main: 'dist/main.js',
+  },
+  {
+    id: 'nest12-fastify',
+    title: 'The Nest 12 app on the Fastify adapter',
+    dir: 'nest12-esm',
+    srcFrom: 'nest11-starter',
+    build: [bin('nest12-esm', 'nest'), 'build'],
+    main: 'dist/main-fastify.js',
+  },
+].filter((app) => !flags.only || app.id === flags.only);
+
+function run(argv, cwd, label) {
+  console.log(`\n[${label}] $ ${argv.map((a) => a.replace(root, '.')).join(' ')}`);
+  const result = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'inherit', env: { ...process.env, CI: 'true' } });
+  if (result.error) throw result.error;
+  if (result.status !== 0) throw new Error(`[${label}] ${argv[0].replace(root, '.')} exited with ${result.status}`);
+}
+
+/** Copies the application code (not main.ts), adding `.js` to relative imports as ESM requires. */
+function copyAsEsm(from, to) {
+  for (const file of readdirSync(from)) {
+    if (file === 'main.ts' || !file.endsWith('.ts')) continue;
+    const source = readFileSync(join(from, file), 'utf8');
+    writeFileSync(join(to, file), source.replace(/from '(\.\.?\/[^']+?)'/g, "from '$1.js'"));
+  }
+}
+
+function packTarball() {
+  const out = mkdtempSync(join(tmpdir(), 'nle-pack-'));
+  run(['npm', 'pack', '--pack-destination', out, '--silent'], root, 'pack');
+  const tarball = readdirSync(out).find((f) => f.endsWith('.tgz'));
+  if (!tarball) throw new Error('npm pack wrote no tarball');
+  return join(out, tarball);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startReplica(app, replica, table) {
+  const port = await freePort();
+  const identity = `${app.id}-${replica}`;
+  const child = spawn(process.execPath, [app.main], {
+    cwd: join(appsDir, app.dir),
+    env: { ...process.env, NO_COLOR: '1', PORT: String(port), REPLICA_ID: identity, LEASE_TABLE: table, DATABASE_URL },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => lines.push(...chunk.split('\n').filter(Boolean)));
+  }
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return { identity, port, child, lines, exited, url: (path) => `http://127.0.0.1:${port}${path}` };
+}
+
+async function status(replica) {
+  const response = await fetch(replica.url('/status'));
+  if (!response.ok) throw new Error(`${replica.identity} /status answered ${response.status}`);
+  return response.json();
+}
+
+async function until(what, check, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${error.message}`);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+}
+
+function expect(condition, message, replicas) {
+  if (condition) return;
+  for (const r of replicas) console.error(`--- ${r.identity} output:\n${r.lines.slice(-40).join('\n')}`);
+  throw new Error(message);
+}
+
+async function twoReplicas(app) {
+  const table = `apps_matrix_${app.id.replaceAll('-', '_')}_${process.pid}_${Date.now()}`;
+  const replicas = [await startReplica(app, 'a', table), await startReplica(app, 'b', table)];
+  let failure;
+  try {
+    await checkReplicas(app, replicas);
+  } catch (error) {
+    failure = error;
+  }
+  for (const r of replicas) r.child.kill('SIGTERM');
+  const exits = await Promise.race([Promise.all(replicas.map((r) => r.exited)), sleep(20_000).then(() => null)]);
+  if (!exits) for (const r of replicas) r.child.kill('SIGKILL');
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`DROP TABLE IF EXISTS ${table}`);
+  await client.end();
+  if (failure) throw failure;
+  if (!exits) throw new Error(`[${app.id}] a replica did not exit within 20 s of SIGTERM`);
+}
+
+/** Both replicas answer; exactly one runs the job; the follower's route refuses with the headers. */
+async function checkReplicas(app, replicas) {
+  for (const r of replicas) {
+    const early = r.exited.then(({ code, signal }) => {
+      throw new Error(`${r.identity} exited early (code ${code}, signal ${signal})`);
+    });
+    await Promise.race([until(`${r.identity} to answer`, () => status(r), 30_000), early]);
+  }
+  await until(
+    'a leader that has ticked twice',
+    async () => (await Promise.all(replicas.map(status))).some((s) => s.leader && s.ticks >= 2),
+    20_000,
+  );
+  await sleep(2_500); // several more cron ticks: the follower must still not have run one
+  const states = await Promise.all(replicas.map(status));
+  const leaders = states.filter((s) => s.leader);
+  expect(leaders.length === 1, `expected exactly one leader, got ${JSON.stringify(states)}`, replicas);
+  const leader = replicas[states.indexOf(leaders[0])];
+  const follower = replicas.find((r) => r !== leader);
+  const followerState = states[replicas.indexOf(follower)];
+  expect(leaders[0].ticks >= 3, `the leader ticked only ${leaders[0].ticks} times`, replicas);
+  expect(followerState.ticks === 0, `the follower ran the leader-only job ${followerState.ticks} times`, replicas);
+  expect(!follower.lines.some((l) => /\btick \d+/.test(l)), 'the follower logged a tick', replicas);
+  expect(
+    leader.lines.some((l) => /\btick \d+/.test(l)),
+    'the leader logged no tick',
+    replicas,
+  );
+
+  const refused = await fetch(follower.url('/admin/reindex'), { method: 'POST' });
+  const body = await refused.json();
+  expect(refused.status === 503, `follower's @LeaderOnly route answered ${refused.status}`, replicas);
+  expect(/^\d+$/.test(refused.headers.get('retry-after') ?? ''), 'no numeric Retry-After on the 503', replicas);
+  expect(
+    refused.headers.get('x-leader-id') === leader.identity,
+    `X-Leader-Id is ${refused.headers.get('x-leader-id')}, not ${leader.identity}`,
+    replicas,
+  );
+  expect(body.leaderId === leader.identity, `503 body names ${body.leaderId}`, replicas);
+  const accepted = await fetch(leader.url('/admin/reindex'), { method: 'POST' });
+  expect(accepted.status === 201, `leader's @LeaderOnly route answered ${accepted.status}`, replicas);
+  console.log(
+    `[${app.id}] leader ${leader.identity} ticked ${leaders[0].ticks}×, follower 0×; follower 503 + Retry-After ${refused.headers.get('retry-after')} + X-Leader-Id ok`,
+  );
+}
+
+const started = Date.now();
+const tarball = packTarball();
+const installed = new Set();
+const results = [];
+try {
+  for (const app of apps) {
+    const cwd = join(appsDir, app.dir);
+    const t0 = Date.now();
+    if (!installed.has(app.dir)) {
+      run(['npm', 'ci', '--no-audit', '--no-fund', '--loglevel=error'], cwd, app.id);
+      run(['npm', 'install', '--no-save', '--no-audit', '--no-fund', '--loglevel=error', tarball], cwd, app.id);
+      installed.add(app.dir);
+    }
+    if (app.srcFrom) copyAsEsm(join(appsDir, app.srcFrom, 'src'), join(cwd, 'src'));
+    if (app.build) run(app.build, cwd, app.id);
+    if (app.id === 'nest11-starter') run([process.execPath, 'dual-package.mjs'], cwd, app.id);
+    if (app.test) run(app.test, cwd, app.id);
+    await twoReplicas(app);
+    results.push(`${app.id}: passed in ${((Date.now() - t0) / 1000).toFixed(0)} s — ${app.title}`);
+  }
+} finally {
+  rmSync(dirname(tarball), { recursive: true, force: true });
+}
+console.log(
+  `\ntest-apps: all ${results.length} apps passed in ${((Date.now() - started) / 1000).toFixed(0)} s\n${results.join('\n')}`,
+);

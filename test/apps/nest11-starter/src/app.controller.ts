@@ -1,0 +1,22 @@
+import { Controller, Get, Post } from '@nestjs/common';
+import { LeaderElectionService, LeaderOnly } from 'nestjs-leader-election';
+import { JobsService } from './jobs.service';
+
+@Controller()
+export class AppController {
+  constructor(
+    private readonly jobs: JobsService,
+    private readonly election: LeaderElectionService,
+  ) {}
+
+  @Get('status')
+  status() {
+    return { identity: this.election.identity, leader: this.election.isLeader(), ticks: this.jobs.ticks };
+  }
+
+  @Post('admin/reindex')
+  @LeaderOnly()
+  reindex() {
+    return { reindexed: true, by: this.election.identity };
+  }
+}
