@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run check:pack`: what `npm publish` would upload, checked before anyone uploads it.
 //   1. the file list of `npm pack --dry-run --json` (which runs `prepack`, i.e. the build):
 //      only dist/ plus README/LICENSE/CHANGELOG/package.json; no tests, no TypeScript sources,
@@ -15,8 +16,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** @type {string[]} */
 const failures = [];
 
+/**
+ * @param {string} command
+ * @param {string[]} args
+ */
 function run(command, args) {
   const result = spawnSync(command, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (result.error) throw result.error;
@@ -29,7 +35,10 @@ if (pack.status !== 0) {
   process.exit(pack.status ?? 1);
 }
 // prepack's build output goes to stdout before the JSON; the JSON array is the last thing printed.
-const files = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[\n') + 1))[0].files.map((f) => f.path);
+/** @type {string[]} */
+const files = JSON.parse(pack.stdout.slice(pack.stdout.lastIndexOf('\n[\n') + 1))[0].files.map(
+  /** @param {{ path: string }} f */ (f) => f.path,
+);
 const shipped = new Set(files);
 
 const allowedTopLevel = new Set(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']);
@@ -58,6 +67,7 @@ for (const [entry, targets] of Object.entries(manifest.typesVersions?.['*'] ?? {
 }
 
 // Patterns of real credentials. Documentation placeholders such as `AccountKey=…` do not match.
+/** @type {Array<[string, RegExp]>} */
 const secrets = [
   ['the Azurite development account key', /Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/],
   ['an account key', /AccountKey=[A-Za-z0-9+/]{20,}/],
@@ -95,6 +105,11 @@ if (failures.length > 0) {
 }
 console.log(`check-pack: ${files.length} files, all checks passed.`);
 
+/**
+ * The file paths in an `exports` map (conditions and subpaths, nested), without package.json.
+ * @param {unknown} value
+ * @returns {string[]}
+ */
 function exportTargets(value) {
   if (typeof value === 'string') return value.endsWith('package.json') ? [] : [value];
   if (value === null || typeof value !== 'object') return [];

@@ -23,7 +23,7 @@ const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(',')) : undefine
 const selected = mutants.filter((m) => (only ? only.has(m.id) : !quick || m.quick));
 
 const scratch = mkdtempSync(join(tmpdir(), 'nle-mutants-'));
-for (const entry of ['lib', 'test', 'jest.config.js', 'package.json', 'tsconfig.json']) {
+for (const entry of ['lib', 'test', 'scripts', '.swcrc', 'jest.config.js', 'package.json', 'tsconfig.json']) {
   cpSync(join(root, entry), join(scratch, entry), {
     recursive: true,
     // Other apps' installs are large and no mutant test needs them.

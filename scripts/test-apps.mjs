@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // `npm run test:apps`: the packed package in Nest apps shaped the way users create them.
 //
 //   node scripts/test-apps.mjs [--without-kit] [--only <app id>]
@@ -27,8 +28,35 @@ const { values: flags } = parseArgs({
 });
 const KIT_SPEC = 'jobs.service.spec';
 
+/**
+ * @typedef {object} App
+ * @property {string} id
+ * @property {string} title
+ * @property {string} dir the directory under test/apps holding its install
+ * @property {string} [srcFrom] the app whose src/ is copied in as ESM
+ * @property {string[]} [build]
+ * @property {string[]} [test]
+ * @property {string} main the entry point, relative to `dir`
+ */
+
+/**
+ * @typedef {object} Replica
+ * @property {string} identity
+ * @property {number} port
+ * @property {import('node:child_process').ChildProcess} child
+ * @property {string[]} lines its stdout and stderr, line by line
+ * @property {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} exited
+ * @property {(path: string) => string} url
+ */
+
+/** @typedef {{ identity: string, leader: boolean, ticks: number }} Status what an app's GET /status answers */
+
+/**
+ * @param {string} dir
+ * @param {string} name
+ */
 const bin = (dir, name) => join(appsDir, dir, 'node_modules/.bin', name);
-/** The apps. One install per directory; a variant reuses its directory's install. */
+/** @type {App[]} The apps. One install per directory; a variant reuses its directory's install. */
 const apps = [
   {
     id: 'nest11-starter',
@@ -71,6 +99,11 @@ const apps = [
   },
 ].filter((app) => !flags.only || app.id === flags.only);
 
+/**
+ * @param {string[]} argv
+ * @param {string} cwd
+ * @param {string} label
+ */
 function run(argv, cwd, label) {
   console.log(`\n[${label}] $ ${argv.map((a) => a.replace(root, '.')).join(' ')}`);
   const result = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'inherit', env: { ...process.env, CI: 'true' } });
@@ -78,7 +111,11 @@ function run(argv, cwd, label) {
   if (result.status !== 0) throw new Error(`[${label}] ${argv[0].replace(root, '.')} exited with ${result.status}`);
 }
 
-/** Copies the application code (not main.ts), adding `.js` to relative imports as ESM requires. */
+/**
+ * Copies the application code (not main.ts), adding `.js` to relative imports as ESM requires.
+ * @param {string} from
+ * @param {string} to
+ */
 function copyAsEsm(from, to) {
   for (const file of readdirSync(from)) {
     if (file === 'main.ts' || !file.endsWith('.ts')) continue;
@@ -95,20 +132,29 @@ function packTarball() {
   return join(out, tarball);
 }
 
+/** @returns {Promise<number>} */
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
+      // Listening on a TCP host, the address is an AddressInfo (never a pipe name, never null).
+      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
       server.close(() => resolve(port));
     });
   });
 }
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * @param {App} app
+ * @param {string} replica
+ * @param {string} table
+ * @returns {Promise<Replica>}
+ */
 async function startReplica(app, replica, table) {
   const port = await freePort();
   const identity = `${app.id}-${replica}`;
@@ -117,21 +163,41 @@ async function startReplica(app, replica, table) {
     env: { ...process.env, NO_COLOR: '1', PORT: String(port), REPLICA_ID: identity, LEASE_TABLE: table, DATABASE_URL },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  /** @type {string[]} */
   const lines = [];
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding('utf8');
     stream.on('data', (chunk) => lines.push(...chunk.split('\n').filter(Boolean)));
   }
+  /** @type {Replica['exited']} */
   const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { identity, port, child, lines, exited, url: (path) => `http://127.0.0.1:${port}${path}` };
+  return {
+    identity,
+    port,
+    child,
+    lines,
+    exited,
+    url: /** @param {string} path */ (path) => `http://127.0.0.1:${port}${path}`,
+  };
 }
 
+/**
+ * @param {Replica} replica
+ * @returns {Promise<Status>}
+ */
 async function status(replica) {
   const response = await fetch(replica.url('/status'));
   if (!response.ok) throw new Error(`${replica.identity} /status answered ${response.status}`);
-  return response.json();
+  return /** @type {Promise<Status>} */ (response.json());
 }
 
+/**
+ * @template T
+ * @param {string} what
+ * @param {() => Promise<T>} check
+ * @param {number} timeoutMs
+ * @returns {Promise<T>}
+ */
 async function until(what, check, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -139,19 +205,25 @@ async function until(what, check, timeoutMs) {
       const value = await check();
       if (value) return value;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what}: ${error.message}`);
+      if (Date.now() > deadline) throw new Error(`${what}: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(250);
   }
 }
 
+/**
+ * @param {unknown} condition
+ * @param {string} message
+ * @param {Replica[]} replicas
+ */
 function expect(condition, message, replicas) {
   if (condition) return;
   for (const r of replicas) console.error(`--- ${r.identity} output:\n${r.lines.slice(-40).join('\n')}`);
   throw new Error(message);
 }
 
+/** @param {App} app */
 async function twoReplicas(app) {
   const table = `apps_matrix_${app.id.replaceAll('-', '_')}_${process.pid}_${Date.now()}`;
   const replicas = [await startReplica(app, 'a', table), await startReplica(app, 'b', table)];
@@ -172,7 +244,11 @@ async function twoReplicas(app) {
   if (!exits) throw new Error(`[${app.id}] a replica did not exit within 20 s of SIGTERM`);
 }
 
-/** Both replicas answer; exactly one runs the job; the follower's route refuses with the headers. */
+/**
+ * Both replicas answer; exactly one runs the job; the follower's route refuses with the headers.
+ * @param {App} app
+ * @param {Replica[]} replicas
+ */
 async function checkReplicas(app, replicas) {
   for (const r of replicas) {
     const early = r.exited.then(({ code, signal }) => {
@@ -190,7 +266,8 @@ async function checkReplicas(app, replicas) {
   const leaders = states.filter((s) => s.leader);
   expect(leaders.length === 1, `expected exactly one leader, got ${JSON.stringify(states)}`, replicas);
   const leader = replicas[states.indexOf(leaders[0])];
-  const follower = replicas.find((r) => r !== leader);
+  // Two replicas, exactly one of them the leader: the other one is there.
+  const follower = /** @type {Replica} */ (replicas.find((r) => r !== leader));
   const followerState = states[replicas.indexOf(follower)];
   expect(leaders[0].ticks >= 3, `the leader ticked only ${leaders[0].ticks} times`, replicas);
   expect(followerState.ticks === 0, `the follower ran the leader-only job ${followerState.ticks} times`, replicas);
@@ -202,7 +279,7 @@ async function checkReplicas(app, replicas) {
   );
 
   const refused = await fetch(follower.url('/admin/reindex'), { method: 'POST' });
-  const body = await refused.json();
+  const body = /** @type {{ leaderId?: string }} */ (await refused.json());
   expect(refused.status === 503, `follower's @LeaderOnly route answered ${refused.status}`, replicas);
   expect(/^\d+$/.test(refused.headers.get('retry-after') ?? ''), 'no numeric Retry-After on the 503', replicas);
   expect(
@@ -220,7 +297,9 @@ async function checkReplicas(app, replicas) {
 
 const started = Date.now();
 const tarball = packTarball();
+/** @type {Set<string>} */
 const installed = new Set();
+/** @type {string[]} */
 const results = [];
 try {
   for (const app of apps) {
