@@ -59,7 +59,7 @@ export const mutants = [
     id: 'followers-stop-retrying',
     rule: 'followers contend for the whole process lifetime',
     file: 'lib/election/election-loop.ts',
-    from: "      this.inFlight = undefined;\n      this.scheduleNext();",
+    from: '      this.inFlight = undefined;\n      this.scheduleNext();',
     to: "      this.inFlight = undefined;\n      if (this.state === 'leader') this.scheduleNext();",
     tests: UNIT,
     quick: true,
@@ -144,7 +144,8 @@ export const mutants = [
     rule: "expiry is judged by the store's clock, never the client's",
     file: 'lib/stores/postgres/postgres-sql.ts',
     from: 'WHERE l.expires_at <= clock_timestamp()',
-    to: 'WHERE l.expires_at <= to_timestamp(${Date.now()} / 1000.0)',
+    // Planted into a template literal: the process clock, read when the statement is built.
+    to: ['WHERE l.expires_at <= to_timestamp($', '{Date.now()} / 1000.0)'].join(''),
     tests: PG,
   },
   {
