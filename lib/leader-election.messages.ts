@@ -203,6 +203,17 @@ export const messages = {
   testingBoundElsewhere: (target: string) =>
     `TestingLeadership.bind(): ${target} is already bound to another application's leader election`,
   testingNotAnObject: (value: unknown) => `TestingLeadership.bind() takes an object (got ${String(value)})`,
+  // ---- Stuck leader work (stuckAfterMs, resignWhenStuck) -------------------------------------
+  stuckAfterRange: (value: unknown, max: number) =>
+    `stuckAfterMs must be a whole number of milliseconds from 1 to ${max}, or undefined to turn detection off (got ${String(value)})`,
+  resignWhenStuckNeedsStuckAfter:
+    'resignWhenStuck: true needs stuckAfterMs: how long leader work may run before it counts as stuck',
+  stuckWork: (election: string, handler: string, runningMs: number, stuckAfterMs: number) =>
+    `leader election "${election}": ${handler} has been running for ${Math.round(runningMs)} ms, longer than stuckAfterMs (${stuckAfterMs} ms)`,
+  unhealthyStuck: (handler: string, runningMs: number, stuckAfterMs: number) =>
+    `stuck: ${handler} has been running for ${Math.round(runningMs)} ms (stuckAfterMs ${stuckAfterMs})`,
+  resigningStuck: (election: string, handler: string) =>
+    `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
 } as const;
 
 function formatSeconds(ms: number): string {

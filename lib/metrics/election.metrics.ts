@@ -1,0 +1,162 @@
+import type { Observable, Subscription } from 'rxjs';
+import type { LeadershipEvent } from '../election/elector.js';
+import {
+  DESCRIPTIONS,
+  LEADER_ONLY_BUCKETS,
+  METRIC,
+  STORE_CALL_BUCKETS,
+  STORE_FAILURE_KINDS,
+  type StoreOperation,
+  TRANSITION_TYPES,
+} from './metric-names.js';
+import type { Attributes, Counter, Histogram, Meter, ObservableGauge, ObservableResult } from './otel-api.js';
+
+/** What the gauges read at collection time: the election as the application sees it. */
+export interface ObservedElection {
+  readonly election: string;
+  readonly identity: string;
+  readonly leaderId: string | undefined;
+  readonly term: number | undefined;
+  isLeader(): boolean;
+  readonly events$: Observable<LeadershipEvent>;
+}
+
+/** Per `@LeaderOnly` handler: attributes built once, so a call allocates nothing to be counted. */
+export interface HandlerMetrics {
+  readonly attributes: Attributes;
+  readonly runs: Counter;
+  readonly skipped: Counter;
+  readonly duration: Histogram;
+}
+
+/** Outcome label of a store call: `ok`, `held` (acquire found another holder) or the error's kind. */
+export type StoreCallOutcome = 'ok' | 'held' | (typeof STORE_FAILURE_KINDS)[number];
+
+/** Receives what the instrumented store measured. */
+export interface StoreCallRecorder {
+  storeCall(operation: StoreOperation, outcome: StoreCallOutcome, seconds: number): void;
+}
+
+const TRANSITION_OF: Partial<Record<LeadershipEvent['type'], (typeof TRANSITION_TYPES)[number]>> = {
+  elected: 'elected',
+  revoked: 'revoked',
+  'leader-changed': 'leader_changed',
+};
+
+/**
+ * The instruments of one election on one replica. Labels come from the election (name, identity,
+ * store, handler), so with several elections per app (issue 14) each gets its own series; nothing
+ * here assumes there is only one.
+ *
+ * Observes only: reads the election's public state and subscribes to its events.
+ */
+export class ElectionMetrics implements StoreCallRecorder {
+  private readonly transitions: Counter;
+  private readonly storeFailures: Counter;
+  private readonly storeCallDuration: Histogram;
+  private readonly runs: Counter;
+  private readonly skipped: Counter;
+  private readonly duration: Histogram;
+  private readonly gauges: Array<[ObservableGauge, (result: ObservableResult) => void]>;
+  private readonly handlers = new Map<string, HandlerMetrics>();
+  private readonly storeAttributes = new Map<string, Attributes>();
+  private readonly electionAttributes: Attributes;
+  private readonly subscription: Subscription;
+  /** Monotonic time since which no leader is known; undefined while one is. */
+  private leaderlessSince: number | undefined;
+
+  constructor(
+    meter: Meter,
+    private readonly source: ObservedElection,
+    private readonly storeName: string,
+  ) {
+    this.electionAttributes = { election: source.election };
+    this.transitions = meter.createCounter(METRIC.transitions, { description: DESCRIPTIONS.transitions });
+    this.storeFailures = meter.createCounter(METRIC.storeFailures, { description: DESCRIPTIONS.storeFailures });
+    this.storeCallDuration = meter.createHistogram(METRIC.storeCallDuration, {
+      description: DESCRIPTIONS.storeCallDuration,
+      unit: 's',
+      advice: { explicitBucketBoundaries: STORE_CALL_BUCKETS },
+    });
+    this.runs = meter.createCounter(METRIC.leaderOnlyRuns, { description: DESCRIPTIONS.leaderOnlyRuns });
+    this.skipped = meter.createCounter(METRIC.leaderOnlySkipped, { description: DESCRIPTIONS.leaderOnlySkipped });
+    this.duration = meter.createHistogram(METRIC.leaderOnlyDuration, {
+      description: DESCRIPTIONS.leaderOnlyDuration,
+      unit: 's',
+      advice: { explicitBucketBoundaries: LEADER_ONLY_BUCKETS },
+    });
+    // One callback per gauge, each reporting only its own instrument (the SDK rejects observations
+    // of an instrument from another instrument's callback).
+    this.gauges = (['isLeader', 'term', 'leaderlessSeconds'] as const).map((key) => {
+      const gauge = meter.createObservableGauge(METRIC[key], {
+        description: DESCRIPTIONS[key],
+        unit: key === 'leaderlessSeconds' ? 's' : undefined,
+      });
+      const callback = (result: ObservableResult) => this.collect(key, result);
+      gauge.addCallback(callback);
+      return [gauge, callback] as [ObservableGauge, (result: ObservableResult) => void];
+    });
+    // Zero from startup: a counter Prometheus has never seen cannot be alerted on with rate().
+    for (const type of TRANSITION_TYPES) this.transitions.add(0, { ...this.electionAttributes, type });
+    for (const kind of STORE_FAILURE_KINDS) this.storeFailures.add(0, { store: storeName, kind });
+    this.noteLeader(source.leaderId);
+    this.subscription = source.events$.subscribe((event) => {
+      const type = TRANSITION_OF[event.type];
+      if (type) this.transitions.add(1, { ...this.electionAttributes, type });
+      if (event.type === 'leader-changed') this.noteLeader(event.leaderId);
+    });
+  }
+
+  /** The handler's instruments, created (and its counters set to 0) on first use. */
+  handler(label: string): HandlerMetrics {
+    let metrics = this.handlers.get(label);
+    if (!metrics) {
+      const attributes = { ...this.electionAttributes, handler: label };
+      this.runs.add(0, attributes);
+      this.skipped.add(0, attributes);
+      metrics = { attributes, runs: this.runs, skipped: this.skipped, duration: this.duration };
+      this.handlers.set(label, metrics);
+    }
+    return metrics;
+  }
+
+  storeCall(operation: StoreOperation, outcome: StoreCallOutcome, seconds: number): void {
+    this.storeCallDuration.record(seconds, this.storeCallAttributes(operation, outcome));
+    if (outcome !== 'ok' && outcome !== 'held') {
+      this.storeFailures.add(1, { store: this.storeName, kind: outcome });
+    }
+  }
+
+  /** Stops observing: the gauges stop reporting this election (the counters keep their totals). */
+  close(): void {
+    this.subscription.unsubscribe();
+    for (const [gauge, callback] of this.gauges) gauge.removeCallback(callback);
+  }
+
+  private noteLeader(leaderId: string | undefined): void {
+    if (leaderId !== undefined) this.leaderlessSince = undefined;
+    else this.leaderlessSince ??= performance.now();
+  }
+
+  private collect(key: 'isLeader' | 'term' | 'leaderlessSeconds', result: ObservableResult): void {
+    const { source } = this;
+    if (key === 'isLeader') {
+      result.observe(source.isLeader() ? 1 : 0, { ...this.electionAttributes, identity: source.identity });
+    } else if (key === 'term') {
+      result.observe(source.isLeader() ? (source.term ?? 0) : 0, this.electionAttributes);
+    } else {
+      const since = this.leaderlessSince;
+      result.observe(since === undefined ? 0 : (performance.now() - since) / 1000, this.electionAttributes);
+    }
+  }
+
+  private storeCallAttributes(operation: StoreOperation, outcome: StoreCallOutcome): Attributes {
+    const key = `${operation}:${outcome}`;
+    let attributes = this.storeAttributes.get(key);
+    if (!attributes) {
+      attributes = { store: this.storeName, operation, outcome };
+      this.storeAttributes.set(key, attributes);
+    }
+    return attributes;
+  }
+}
