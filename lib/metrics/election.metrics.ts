@@ -64,6 +64,7 @@ export class ElectionMetrics implements StoreCallRecorder {
   private readonly subscription: Subscription;
   /** Monotonic time since which no leader is known; undefined while one is. */
   private leaderlessSince: number | undefined;
+  private closed = false;
 
   constructor(
     meter: Meter,
@@ -92,7 +93,11 @@ export class ElectionMetrics implements StoreCallRecorder {
         description: DESCRIPTIONS[key],
         unit: key === 'leaderlessSeconds' ? 's' : undefined,
       });
-      const callback = (result: ObservableResult) => this.collect(key, result);
+      const callback = (result: ObservableResult) => {
+        this.collect(key, result);
+        // Not removed during the collection: the SDK iterates its callback list and would skip the next one.
+        if (this.closed) setTimeout(() => gauge.removeCallback(callback), 0).unref();
+      };
       gauge.addCallback(callback);
       return [gauge, callback] as [ObservableGauge, (result: ObservableResult) => void];
     });
@@ -127,10 +132,14 @@ export class ElectionMetrics implements StoreCallRecorder {
     }
   }
 
-  /** Stops observing: the gauges stop reporting this election (the counters keep their totals). */
+  /**
+   * Stops observing. The SDK keeps exporting the last value a gauge callback observed, so each gauge
+   * first reports the closed election once more (not leading, term 0) and then drops its callback:
+   * a stopped replica must not go on saying it leads.
+   */
   close(): void {
     this.subscription.unsubscribe();
-    for (const [gauge, callback] of this.gauges) gauge.removeCallback(callback);
+    this.closed = true;
   }
 
   private noteLeader(leaderId: string | undefined): void {
@@ -141,9 +150,10 @@ export class ElectionMetrics implements StoreCallRecorder {
   private collect(key: 'isLeader' | 'term' | 'leaderlessSeconds', result: ObservableResult): void {
     const { source } = this;
     if (key === 'isLeader') {
-      result.observe(source.isLeader() ? 1 : 0, { ...this.electionAttributes, identity: source.identity });
+      const leading = !this.closed && source.isLeader();
+      result.observe(leading ? 1 : 0, { ...this.electionAttributes, identity: source.identity });
     } else if (key === 'term') {
-      result.observe(source.isLeader() ? (source.term ?? 0) : 0, this.electionAttributes);
+      result.observe(!this.closed && source.isLeader() ? (source.term ?? 0) : 0, this.electionAttributes);
     } else {
       const since = this.leaderlessSince;
       result.observe(since === undefined ? 0 : (performance.now() - since) / 1000, this.electionAttributes);
