@@ -2,8 +2,12 @@
 // over HTTP as Prometheus would, while real Nest apps elect over an in-memory store with faults
 // injected. Names and labels are the ones the README and the alert rules use.
 import 'reflect-metadata';
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -30,6 +34,7 @@ class Jobs {
 }
 
 const STORE = 'InMemoryLeaseStore';
+const execFileAsync = promisify(execFile);
 
 describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
   let provider: MeterProvider;
@@ -198,5 +203,30 @@ describe('OpenTelemetry API without an SDK', () => {
     apps.push(follower);
     expect(await leader.get(Jobs).tick()).toBe('ran');
     expect(await follower.get(Jobs).tick()).toBeUndefined();
+  });
+});
+
+describe('without @opentelemetry/api installed', () => {
+  it('elects and runs @LeaderOnly jobs in a process where the API cannot be resolved', async () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      [
+        '--import',
+        join(root, 'test/support/swc-register.mjs'),
+        '--import',
+        join(root, 'test/fixtures/block-otel.mjs'),
+        join(root, 'test/fixtures/without-otel-app.ts'),
+      ],
+      { cwd: root, timeout: 30_000 },
+    );
+    expect(JSON.parse(stdout.trim().split('\n').pop() as string)).toEqual({
+      apiResolvable: 'ERR_MODULE_NOT_FOUND',
+      leader: true,
+      follower: false,
+      leaderRun: 'ran',
+      followerRun: null,
+      health: { healthy: true },
+    });
   });
 });
