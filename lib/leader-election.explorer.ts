@@ -174,10 +174,13 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const fail = (error: unknown) =>
       this.logger.error(messages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
     try {
-      this.election.trackHook(() => {
-        const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
-        return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
-      }, hook.kind === 'elected' ? hook.label : undefined);
+      this.election.trackHook(
+        () => {
+          const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
+          return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
+        },
+        hook.kind === 'elected' ? hook.label : undefined,
+      );
     } catch (error) {
       fail(error);
     }

@@ -29,11 +29,15 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   const { stuckAfterMs, resignWhenStuck = false } = options;
   if (
     stuckAfterMs !== undefined &&
-    (typeof stuckAfterMs !== 'number' || !Number.isInteger(stuckAfterMs) || stuckAfterMs < 1 || stuckAfterMs > MAX_TIMER_MS)
+    (typeof stuckAfterMs !== 'number' ||
+      !Number.isInteger(stuckAfterMs) ||
+      stuckAfterMs < 1 ||
+      stuckAfterMs > MAX_TIMER_MS)
   ) {
     throw new RangeError(messages.stuckAfterRange(stuckAfterMs, MAX_TIMER_MS));
   }
-  if (typeof resignWhenStuck !== 'boolean') throw new TypeError(messages.optionNotBoolean('resignWhenStuck', resignWhenStuck));
+  if (typeof resignWhenStuck !== 'boolean')
+    throw new TypeError(messages.optionNotBoolean('resignWhenStuck', resignWhenStuck));
   if (resignWhenStuck && stuckAfterMs === undefined) throw new TypeError(messages.resignWhenStuckNeedsStuckAfter);
   return {
     ...options,

@@ -253,7 +253,10 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     const health = this.elector.health();
     const stuck = health.healthy ? this.stuckWork?.oldestStuck() : undefined;
     if (!stuck || !this.stuckWork) return health;
-    return { healthy: false, reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, this.stuckWork.stuckAfterMs) };
+    return {
+      healthy: false,
+      reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, this.stuckWork.stuckAfterMs),
+    };
   }
 
   async onModuleInit(): Promise<void> {

@@ -9,7 +9,7 @@ import {
   type StoreOperation,
   TRANSITION_TYPES,
 } from './metric-names.js';
-import type { Attributes, Counter, Histogram, Meter, ObservableGauge, ObservableResult } from './otel-api.js';
+import type { Attributes, Counter, Histogram, Meter, ObservableResult } from './otel-api.js';
 
 /** What the gauges read at collection time: the election as the application sees it. */
 export interface ObservedElection {
@@ -57,7 +57,6 @@ export class ElectionMetrics implements StoreCallRecorder {
   private readonly runs: Counter;
   private readonly skipped: Counter;
   private readonly duration: Histogram;
-  private readonly gauges: Array<[ObservableGauge, (result: ObservableResult) => void]>;
   private readonly handlers = new Map<string, HandlerMetrics>();
   private readonly storeAttributes = new Map<string, Attributes>();
   private readonly electionAttributes: Attributes;
@@ -88,7 +87,7 @@ export class ElectionMetrics implements StoreCallRecorder {
     });
     // One callback per gauge, each reporting only its own instrument (the SDK rejects observations
     // of an instrument from another instrument's callback).
-    this.gauges = (['isLeader', 'term', 'leaderlessSeconds'] as const).map((key) => {
+    for (const key of ['isLeader', 'term', 'leaderlessSeconds'] as const) {
       const gauge = meter.createObservableGauge(METRIC[key], {
         description: DESCRIPTIONS[key],
         unit: key === 'leaderlessSeconds' ? 's' : undefined,
@@ -99,8 +98,7 @@ export class ElectionMetrics implements StoreCallRecorder {
         if (this.closed) setTimeout(() => gauge.removeCallback(callback), 0).unref();
       };
       gauge.addCallback(callback);
-      return [gauge, callback] as [ObservableGauge, (result: ObservableResult) => void];
-    });
+    }
     // Zero from startup: a counter Prometheus has never seen cannot be alerted on with rate().
     for (const type of TRANSITION_TYPES) this.transitions.add(0, { ...this.electionAttributes, type });
     for (const kind of STORE_FAILURE_KINDS) this.storeFailures.add(0, { store: storeName, kind });

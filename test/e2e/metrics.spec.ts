@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { type INestApplication, Injectable } from '@nestjs/common';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
@@ -16,7 +16,7 @@ import { LeaderOnly } from '../../lib/leader-only.decorator.js';
 import { resolveMeter } from '../../lib/metrics/otel-api.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
-import { parsePrometheusText, type Sample, samplesOf, valueOf } from '../support/prometheus-text.js';
+import { parsePrometheusText, type Sample, samplesOf, sampleValue } from '../support/prometheus-text.js';
 import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, waitFor } from './helpers.js';
 
 @Injectable()
@@ -81,23 +81,23 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     const term = electionOf(leader).term as number;
     const s = await scrape();
     const election = { election: 'm-startup' };
-    expect(valueOf(s, 'leader_election_is_leader', { ...election, identity: 'a' })).toBe(1);
-    expect(valueOf(s, 'leader_election_term', election)).toBe(term);
-    expect(valueOf(s, 'leader_election_leaderless_seconds', election)).toBe(0);
+    expect(sampleValue(s, 'leader_election_is_leader', { ...election, identity: 'a' })).toBe(1);
+    expect(sampleValue(s, 'leader_election_term', election)).toBe(term);
+    expect(sampleValue(s, 'leader_election_leaderless_seconds', election)).toBe(0);
     // Elected once during init (counted), the others at 0.
-    expect(valueOf(s, 'leader_election_transitions_total', { ...election, type: 'elected' })).toBe(1);
-    expect(valueOf(s, 'leader_election_transitions_total', { ...election, type: 'revoked' })).toBe(0);
-    expect(valueOf(s, 'leader_election_transitions_total', { ...election, type: 'leader_changed' })).toBe(1);
+    expect(sampleValue(s, 'leader_election_transitions_total', { ...election, type: 'elected' })).toBe(1);
+    expect(sampleValue(s, 'leader_election_transitions_total', { ...election, type: 'revoked' })).toBe(0);
+    expect(sampleValue(s, 'leader_election_transitions_total', { ...election, type: 'leader_changed' })).toBe(1);
     for (const handler of ['Jobs.tick', 'Jobs.sync']) {
-      expect(valueOf(s, 'leader_election_leader_only_runs_total', { ...election, handler })).toBe(0);
-      expect(valueOf(s, 'leader_election_leader_only_skipped_total', { ...election, handler })).toBe(0);
+      expect(sampleValue(s, 'leader_election_leader_only_runs_total', { ...election, handler })).toBe(0);
+      expect(sampleValue(s, 'leader_election_leader_only_skipped_total', { ...election, handler })).toBe(0);
     }
     for (const kind of ['transient', 'fatal', 'lost']) {
-      expect(valueOf(s, 'leader_election_store_failures_total', { store: STORE, kind })).toBe(0);
+      expect(sampleValue(s, 'leader_election_store_failures_total', { store: STORE, kind })).toBe(0);
     }
     // The first acquire ran during init, timed.
     const acquired = { store: STORE, operation: 'acquire', outcome: 'ok' };
-    expect(valueOf(s, 'leader_election_store_call_duration_seconds_count', acquired)).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(s, 'leader_election_store_call_duration_seconds_count', acquired)).toBeGreaterThanOrEqual(1);
     expect(samplesOf(s, 'leader_election_store_call_duration_seconds_bucket', { ...acquired, le: '3.3' })).toHaveLength(
       1,
     );
@@ -115,18 +115,20 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
 
     const s = await scrape();
     const tick = { election: 'm-runs', handler: 'Jobs.tick' };
-    expect(valueOf(s, 'leader_election_leader_only_runs_total', tick)).toBe(1);
-    expect(valueOf(s, 'leader_election_leader_only_skipped_total', tick)).toBe(2);
-    expect(valueOf(s, 'leader_election_leader_only_duration_seconds_count', tick)).toBe(1);
+    expect(sampleValue(s, 'leader_election_leader_only_runs_total', tick)).toBe(1);
+    expect(sampleValue(s, 'leader_election_leader_only_skipped_total', tick)).toBe(2);
+    expect(sampleValue(s, 'leader_election_leader_only_duration_seconds_count', tick)).toBe(1);
     // Timed until the promise settled, not until it was returned: the job sleeps 20 ms.
-    expect(valueOf(s, 'leader_election_leader_only_duration_seconds_sum', tick)).toBeGreaterThanOrEqual(0.015);
-    expect(valueOf(s, 'leader_election_leader_only_runs_total', { election: 'm-runs', handler: 'Jobs.sync' })).toBe(1);
+    expect(sampleValue(s, 'leader_election_leader_only_duration_seconds_sum', tick)).toBeGreaterThanOrEqual(0.015);
+    expect(sampleValue(s, 'leader_election_leader_only_runs_total', { election: 'm-runs', handler: 'Jobs.sync' })).toBe(
+      1,
+    );
     // Each replica says whether it leads, under its own identity.
-    expect(valueOf(s, 'leader_election_is_leader', { election: 'm-runs', identity: 'a' })).toBe(1);
-    expect(valueOf(s, 'leader_election_is_leader', { election: 'm-runs', identity: 'b' })).toBe(0);
+    expect(sampleValue(s, 'leader_election_is_leader', { election: 'm-runs', identity: 'a' })).toBe(1);
+    expect(sampleValue(s, 'leader_election_is_leader', { election: 'm-runs', identity: 'b' })).toBe(0);
     // The follower's acquire attempts found the lease held: a call that worked, not a failure.
     expect(
-      valueOf(s, 'leader_election_store_call_duration_seconds_count', {
+      sampleValue(s, 'leader_election_store_call_duration_seconds_count', {
         store: STORE,
         operation: 'acquire',
         outcome: 'held',
@@ -141,7 +143,7 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     expect(election.isLeader()).toBe(true);
     const before = await scrape();
     const failures = (s: Sample[], kind: string) =>
-      valueOf(s, 'leader_election_store_failures_total', { store: STORE, kind });
+      sampleValue(s, 'leader_election_store_failures_total', { store: STORE, kind });
 
     // The store now says the lease is not ours, then is unreachable: leadership ends, nobody leads.
     store.set('transient', 'acquire', 'read', 'release');
@@ -152,15 +154,15 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
 
     const during = await scrape();
     const labels = { election: 'm-faults' };
-    expect(valueOf(during, 'leader_election_transitions_total', { ...labels, type: 'revoked' })).toBe(1);
-    expect(valueOf(during, 'leader_election_is_leader', { ...labels, identity: 'a' })).toBe(0);
-    expect(valueOf(during, 'leader_election_term', labels)).toBe(0);
+    expect(sampleValue(during, 'leader_election_transitions_total', { ...labels, type: 'revoked' })).toBe(1);
+    expect(sampleValue(during, 'leader_election_is_leader', { ...labels, identity: 'a' })).toBe(0);
+    expect(sampleValue(during, 'leader_election_term', labels)).toBe(0);
     expect(failures(during, 'lost') - failures(before, 'lost')).toBeGreaterThanOrEqual(1);
     expect(failures(during, 'transient') - failures(before, 'transient')).toBeGreaterThanOrEqual(1);
     expect(failures(during, 'fatal')).toBe(0);
-    expect(valueOf(during, 'leader_election_leaderless_seconds', labels)).toBeGreaterThan(0.2);
+    expect(sampleValue(during, 'leader_election_leaderless_seconds', labels)).toBeGreaterThan(0.2);
     expect(
-      valueOf(during, 'leader_election_store_call_duration_seconds_count', {
+      sampleValue(during, 'leader_election_store_call_duration_seconds_count', {
         store: STORE,
         operation: 'renew',
         outcome: 'lost',
@@ -171,20 +173,20 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     store.set('pass');
     await waitFor('re-election', () => election.isLeader(), RETRY_MS * 3 + SLACK_MS);
     const after = await scrape();
-    expect(valueOf(after, 'leader_election_transitions_total', { ...labels, type: 'elected' })).toBe(2);
-    expect(valueOf(after, 'leader_election_leaderless_seconds', labels)).toBe(0);
-    expect(valueOf(after, 'leader_election_term', labels)).toBe(election.term);
+    expect(sampleValue(after, 'leader_election_transitions_total', { ...labels, type: 'elected' })).toBe(2);
+    expect(sampleValue(after, 'leader_election_leaderless_seconds', labels)).toBe(0);
+    expect(sampleValue(after, 'leader_election_term', labels)).toBe(election.term);
   });
 
   it('reports a closed app as not leading (the SDK keeps the last value it was given)', async () => {
     const closing = await app(new InMemoryLeaseStore(), 'm-closed', 'a');
     const labels = { election: 'm-closed', identity: 'a' };
-    expect(valueOf(await scrape(), 'leader_election_is_leader', labels)).toBe(1);
+    expect(sampleValue(await scrape(), 'leader_election_is_leader', labels)).toBe(1);
     await closing.close();
     for (let scrapes = 0; scrapes < 2; scrapes++) {
       const s = await scrape();
-      expect(valueOf(s, 'leader_election_is_leader', labels)).toBe(0);
-      expect(valueOf(s, 'leader_election_term', { election: 'm-closed' })).toBe(0);
+      expect(sampleValue(s, 'leader_election_is_leader', labels)).toBe(0);
+      expect(sampleValue(s, 'leader_election_term', { election: 'm-closed' })).toBe(0);
     }
   });
 });

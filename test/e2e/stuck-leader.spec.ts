@@ -94,9 +94,9 @@ describe('stuck leader work', () => {
     const down = await health(app);
     expect(down).toMatchObject({ code: 503, status: 'down' });
     expect(down.reason).toMatch(/^stuck: StuckJobs\.hang has been running for \d+ ms \(stuckAfterMs 400\)$/);
-    expect(logger.matching('warn', /StuckJobs\.hang has been running for \d+ ms, longer than stuckAfterMs/)).toHaveLength(
-      1,
-    );
+    expect(
+      logger.matching('warn', /StuckJobs\.hang has been running for \d+ ms, longer than stuckAfterMs/),
+    ).toHaveLength(1);
     // Without resignWhenStuck it stays the leader, and its term's signal is untouched.
     expect(electionOf(app).isLeader()).toBe(true);
     expect(app.get(StuckJobs).signals[0].aborted).toBe(false);

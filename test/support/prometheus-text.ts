@@ -30,7 +30,7 @@ export function samplesOf(samples: Sample[], name: string, labels: Record<string
 }
 
 /** The value of the one sample matching; throws when there is none or several. */
-export function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+export function sampleValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
   const found = samplesOf(samples, name, labels);
   if (found.length !== 1) {
     throw new Error(`expected one sample ${name}${JSON.stringify(labels)}, found ${found.length}`);

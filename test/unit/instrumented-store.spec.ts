@@ -10,7 +10,7 @@ class CapableStore extends InMemoryLeaseStore {
   readonly capabilities = { handover: true };
   failRenew?: Error;
 
-  watch(_election: string, _onMayBeFree: () => void): LeaseWatch {
+  override watch(_election: string, _onMayBeFree: () => void): LeaseWatch {
     this.#watches += 1;
     return { close: async () => undefined };
   }
