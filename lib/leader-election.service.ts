@@ -205,13 +205,13 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   runHandler<T, F>(handler: string, call: () => T, otherwise?: () => F): T | F | undefined {
     const metrics = this.metrics?.handler(handler);
     if (!this.isLeader()) {
-      metrics?.skipped.add(1, metrics.attributes);
+      if (metrics) metrics.skipped += 1;
       return otherwise?.();
     }
     const { stuckWork } = this;
     const watched = stuckWork ? () => stuckWork.track(handler, call) : call;
     if (!metrics) return this.inFlight.track(watched);
-    metrics.runs.add(1, metrics.attributes);
+    metrics.runs += 1;
     const startedAt = performance.now();
     return this.inFlight.track(() =>
       onSettled(watched, () => metrics.duration.record((performance.now() - startedAt) / 1000, metrics.attributes)),

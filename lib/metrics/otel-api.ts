@@ -17,7 +17,8 @@ export interface ObservableResult {
   observe(value: number, attributes?: Attributes): void;
 }
 
-export interface ObservableGauge {
+/** An asynchronous instrument (gauge or counter): observed by callbacks at collection time. */
+export interface ObservableInstrument {
   addCallback(callback: (result: ObservableResult) => void): void;
   removeCallback(callback: (result: ObservableResult) => void): void;
 }
@@ -31,7 +32,8 @@ interface InstrumentOptions {
 export interface Meter {
   createCounter(name: string, options?: InstrumentOptions): Counter;
   createHistogram(name: string, options?: InstrumentOptions): Histogram;
-  createObservableGauge(name: string, options?: InstrumentOptions): ObservableGauge;
+  createObservableGauge(name: string, options?: InstrumentOptions): ObservableInstrument;
+  createObservableCounter(name: string, options?: InstrumentOptions): ObservableInstrument;
 }
 
 export interface MeterProvider {
