@@ -45,7 +45,8 @@ if (process.env.METRICS_BENCH_MODE) {
   ];
   const cell = (v) => `${v.median.toFixed(1)} (p90 ${v.p90.toFixed(1)})`.padEnd(24);
   console.log(`ns per call, median of batches (p90)   ${MODES.map((m) => m.padEnd(24)).join('')}`);
-  for (const [label, key] of rows) console.log(`${label.padEnd(39)}${MODES.map((m) => cell(results[m][key])).join('')}`);
+  for (const [label, key] of rows)
+    console.log(`${label.padEnd(39)}${MODES.map((m) => cell(results[m][key])).join('')}`);
   const delta = (mode, key, base) => results[mode][key].median - results[mode][base].median;
   const summary = {
     leaderOnlyLeaderOverheadNs: Object.fromEntries(MODES.map((m) => [m, delta(m, 'leader', 'plain')])),
@@ -55,11 +56,16 @@ if (process.env.METRICS_BENCH_MODE) {
   console.log('\nadded by metrics (sdk − none), ns per call:');
   console.log(`  @LeaderOnly leader   ${(results.sdk.leader.median - results.none.leader.median).toFixed(1)}`);
   console.log(`  @LeaderOnly follower ${(results.sdk.follower.median - results.none.follower.median).toFixed(1)}`);
-  console.log(`  renew                ${(results.sdk.renewViewed.median - results.none.renewViewed.median).toFixed(1)}`);
+  console.log(
+    `  renew                ${(results.sdk.renewViewed.median - results.none.renewViewed.median).toFixed(1)}`,
+  );
   mkdirSync(join(here, 'results'), { recursive: true });
   const out = join(here, 'results/metrics-overhead.json');
   const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model };
-  writeFileSync(out, `${JSON.stringify({ at: new Date().toISOString(), quick, machine, results, summary }, null, 2)}\n`);
+  writeFileSync(
+    out,
+    `${JSON.stringify({ at: new Date().toISOString(), quick, machine, results, summary }, null, 2)}\n`,
+  );
   console.log(`\nwritten to ${out}`);
 }
 
@@ -98,7 +104,11 @@ async function measure(mode) {
   }
   // What TypeScript's decorator helper does: the decorator edits the descriptor, which is put back.
   const descriptor = Object.getOwnPropertyDescriptor(Target.prototype, 'guarded');
-  Object.defineProperty(Target.prototype, 'guarded', lib.LeaderOnly()(Target.prototype, 'guarded', descriptor) ?? descriptor);
+  Object.defineProperty(
+    Target.prototype,
+    'guarded',
+    lib.LeaderOnly()(Target.prototype, 'guarded', descriptor) ?? descriptor,
+  );
   Injectable()(Target);
 
   const store = new lib.InMemoryLeaseStore();

@@ -18,6 +18,8 @@ const TIMED: ReadonlySet<PropertyKey> = new Set(STORE_OPERATIONS);
  * errors pass through unchanged; the wrapper only looks.
  */
 export function instrumentLeaseStore<S extends LeaseStore>(store: S, sink: StoreCallSink): S {
+  // Missing or not an object (the testing kit has no store): the elector's validation says so.
+  if (store === null || (typeof store !== 'object' && typeof store !== 'function')) return store;
   const wrappers = new Map<PropertyKey, { method: unknown; wrapper: (...args: unknown[]) => unknown }>();
   return new Proxy(store, {
     get(target, property, receiver) {

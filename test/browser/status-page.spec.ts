@@ -2,7 +2,7 @@
 // playwright-core): two real sample-app processes elect over Azurite; after kill -9 of the leader,
 // the survivor's page — opened before the kill and never reloaded — names the new leader within
 // lease + retry + 2 s. A screenshot is kept under test-artifacts/ (or $TEST_ARTIFACTS_DIR).
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { type BrowserContext, chromium } from 'playwright-core';
+import { buildSampleApp } from '../support/build-sample-app.js';
 import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const TSC = join(ROOT, 'node_modules/.bin/tsc');
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = process.env.TEST_ARTIFACTS_DIR ?? join(ROOT, 'test-artifacts');
 
@@ -103,14 +102,7 @@ describeBrowser('status page in headless Chromium', () => {
 
   beforeAll(async () => {
     if (!haveChromium) throw new Error(`CI=true but ${CHROMIUM} is missing: .ci/run must install Debian's chromium`);
-    for (const project of ['tsconfig.build.json', 'sample-app/tsconfig.json']) {
-      try {
-        await promisify(execFile)(TSC, ['-p', project], { cwd: ROOT });
-      } catch (error) {
-        const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-        throw new Error(`tsc -p ${project} failed:\n${stdout}${stderr}`);
-      }
-    }
+    await buildSampleApp();
   }, 180_000);
 
   afterAll(async () => {
