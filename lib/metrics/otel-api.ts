@@ -63,13 +63,11 @@ export function loadOtelApi(): Promise<OtelApi | undefined> {
  * SDK registered (the API's global provider hands out a NoopMeter). Undefined lets every hot path
  * skip its bookkeeping with one check instead of calling no-op instruments.
  */
-export async function resolveMeter(provider?: MeterProvider): Promise<Meter | undefined> {
+export async function resolveMeter(): Promise<Meter | undefined> {
   const api = await loadOtelApi();
-  const source = provider ?? api?.metrics.getMeterProvider();
-  if (!source) return undefined;
-  const meter = source.getMeter(METER_NAME);
-  const noop = api?.createNoopMeter();
-  return noop && meter.constructor === noop.constructor ? undefined : meter;
+  if (!api) return undefined;
+  const meter = api.metrics.getMeterProvider().getMeter(METER_NAME);
+  return meter.constructor === api.createNoopMeter().constructor ? undefined : meter;
 }
 
 export const METER_NAME = 'nestjs-leader-election';

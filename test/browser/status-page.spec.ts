@@ -182,5 +182,15 @@ describeBrowser('status page in headless Chromium', () => {
 
     await mkdir(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'status-page-after-failover.png'), fullPage: true });
+
+    // A replica with a page attached still shuts down on SIGTERM: the stream ends, the page says so.
+    const exit = new Promise<NodeJS.Signals | null>((resolve) =>
+      second.child.once('exit', (_, signal) => resolve(signal)),
+    );
+    second.child.kill('SIGTERM');
+    // Nest runs the shutdown hooks, then re-raises the signal it caught.
+    expect(await withTimeout(exit, 15_000, 'replica-2 to exit on SIGTERM')).toBe('SIGTERM');
+    expect(second.output.some((line) => line.includes('"event":"stopped"'))).toBe(true);
+    await page.locator('#connection', { hasText: 'disconnected' }).waitFor({ timeout: 5_000 });
   }, 120_000);
 });
