@@ -17,6 +17,7 @@ export interface ObservedElection {
   readonly identity: string;
   readonly leaderId: string | undefined;
   readonly term: number | undefined;
+  readonly timings: { readonly leaseDurationMs: number };
   isLeader(): boolean;
   readonly events$: Observable<LeadershipEvent>;
 }
@@ -112,6 +113,12 @@ export class ElectionMetrics implements StoreCallRecorder {
   private readonly subscription: Subscription;
   /** Monotonic time since which no leader is known; undefined while one is. */
   private leaderlessSince: number | undefined;
+  /**
+   * Monotonic time of the last sign of a live leader: a store answer naming a holder (acquire won
+   * or found it held), a renewal of ours. A follower cut off from the store keeps the last leader
+   * it read; once no sign came for a whole lease, it no longer knows of a leader.
+   */
+  private lastSeenLeader = performance.now();
   private closed = false;
 
   constructor(
@@ -167,6 +174,8 @@ export class ElectionMetrics implements StoreCallRecorder {
     this.storeCallDuration.record(seconds, this.storeCallAttributes(operation, outcome));
     if (outcome !== 'ok' && outcome !== 'held') {
       this.storeFailures.add(1, { store: this.storeName, kind: outcome });
+    } else if (operation === 'acquire' || operation === 'renew') {
+      this.lastSeenLeader = performance.now();
     }
   }
 
@@ -193,9 +202,15 @@ export class ElectionMetrics implements StoreCallRecorder {
     } else if (key === 'term') {
       result.observe(!this.closed && source.isLeader() ? (source.term ?? 0) : 0, this.electionAttributes);
     } else {
-      const since = this.leaderlessSince;
-      result.observe(since === undefined ? 0 : (performance.now() - since) / 1000, this.electionAttributes);
+      result.observe(this.leaderlessSeconds(performance.now()), this.electionAttributes);
     }
+  }
+
+  /** 0 while a leader is known and was seen within a lease; else for how long none has been. */
+  private leaderlessSeconds(now: number): number {
+    if (this.leaderlessSince !== undefined) return (now - this.leaderlessSince) / 1000;
+    const unseenMs = now - this.lastSeenLeader;
+    return unseenMs > this.source.timings.leaseDurationMs ? unseenMs / 1000 : 0;
   }
 
   private storeCallAttributes(operation: StoreOperation, outcome: StoreCallOutcome): Attributes {

@@ -17,7 +17,7 @@ import { resolveMeter } from '../../lib/metrics/otel-api.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { parsePrometheusText, type Sample, samplesOf, sampleValue } from '../support/prometheus-text.js';
-import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, waitFor } from './helpers.js';
+import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
 
 @Injectable()
 class Jobs {
@@ -176,6 +176,42 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     expect(sampleValue(after, 'leader_election_transitions_total', { ...labels, type: 'elected' })).toBe(2);
     expect(sampleValue(after, 'leader_election_leaderless_seconds', labels)).toBe(0);
     expect(sampleValue(after, 'leader_election_term', labels)).toBe(election.term);
+  });
+
+  it('counts a follower cut off from the store as leaderless once a whole lease passed without news', async () => {
+    // The leader is another replica (a lease held in the shared store): this process has one series.
+    const shared = new InMemoryLeaseStore();
+    const held = await shared.acquire({
+      election: 'm-cutoff',
+      identity: 'a',
+      leaseDurationMs: 60_000,
+      signal: new AbortController().signal,
+    });
+    expect(held.acquired).toBe(true);
+    const cutOff = new FaultInjectingStore(shared);
+    const follower = await app(cutOff, 'm-cutoff', 'b');
+    expect(electionOf(follower).leaderId).toBe('a');
+    const leaderless = async () =>
+      sampleValue(await scrape(), 'leader_election_leaderless_seconds', { election: 'm-cutoff' });
+    expect(await leaderless()).toBe(0);
+    const cutAt = Date.now();
+    cutOff.set('transient');
+    await sleep(LEASE_MS / 2);
+    // Within a lease: the last leader read is still believable.
+    expect(await leaderless()).toBe(0);
+    await sleep(LEASE_MS / 2 + RETRY_MS * 2);
+    const seconds = await leaderless();
+    expect(electionOf(follower).leaderId).toBe('a'); // what the elector still says
+    expect(seconds).toBeGreaterThan(LEASE_MS / 1000);
+    expect(seconds).toBeLessThanOrEqual((Date.now() - cutAt) / 1000 + 0.1);
+    cutOff.set('pass');
+    await waitFor(
+      'the follower to hear from the store',
+      () => cutOff.calls.acquire > 0 && electionOf(follower).health().healthy,
+      LEASE_MS + SLACK_MS,
+    );
+    await sleep(RETRY_MS * 3);
+    expect(await leaderless()).toBe(0);
   });
 
   it('reports a closed app as not leading (the SDK keeps the last value it was given)', async () => {
