@@ -22,8 +22,9 @@ export function instrumentLeaseStore<S extends LeaseStore>(store: S, sink: Store
   if (store === null || (typeof store !== 'object' && typeof store !== 'function')) return store;
   const wrappers = new Map<PropertyKey, { method: unknown; wrapper: (...args: unknown[]) => unknown }>();
   return new Proxy(store, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
+    get(target, property) {
+      // The store as receiver: getters reading #private fields would throw with the Proxy as `this`.
+      const value: unknown = Reflect.get(target, property);
       if (typeof value !== 'function') return value;
       // Cached per member (a method is fetched on every call), for as long as the store keeps it.
       const cached = wrappers.get(property);

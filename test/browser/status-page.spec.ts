@@ -141,9 +141,23 @@ describeBrowser('status page in headless Chromium', () => {
     const response = await page.goto(`http://127.0.0.1:${second.port}/`);
     expect(response?.status()).toBe(200);
     expect(await page.title()).toBe('Leader election status');
+    // Reachable by role and name, as assistive technology finds it.
+    await page.getByRole('heading', { level: 1, name: 'Leader election status' }).waitFor({ timeout: 5_000 });
+    const table = page.getByRole('table', { name: /Elections/ });
+    expect(await table.getByRole('columnheader').allTextContents()).toEqual([
+      'Election',
+      'Leader',
+      'Term',
+      'Lease valid until',
+      'This replica',
+      'Health',
+    ]);
+    expect(await page.getByRole('status').count()).toBe(1);
+    expect(await page.locator('[aria-live="polite"]').count()).toBe(1);
     const row = page.locator(`tbody tr[data-election="${election}"]`);
     const leaderCell = row.locator('td.leader');
     await leaderCell.filter({ hasText: /^replica-1$/ }).waitFor({ timeout: 15_000 });
+    expect(await table.getByRole('rowheader').allTextContents()).toEqual([election]);
     await page.locator('#connection', { hasText: 'live' }).waitFor({ timeout: 5_000 });
     expect(await page.locator('#identity').textContent()).toBe('replica-2');
     expect(await row.locator('td').nth(3).textContent()).toBe('follower');

@@ -8,6 +8,10 @@ import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 class CapableStore extends InMemoryLeaseStore {
   #watches = 0;
   readonly capabilities = { handover: true };
+
+  get watches(): number {
+    return this.#watches;
+  }
   failRenew?: Error;
 
   override watch(_election: string, _onMayBeFree: () => void): LeaseWatch {
@@ -38,6 +42,7 @@ describe('instrumentLeaseStore', () => {
     expect(view.capabilities).toBe(store.capabilities);
     view.watch?.('e', () => undefined);
     expect(await view.requestHandover('e')).toBe('handover of e after 1 watch(es)');
+    expect(view.watches).toBe(1);
     expect(view).toBeInstanceOf(CapableStore);
     // Fetched twice, the same function: callers may compare or remove listeners by identity.
     expect(view.requestHandover).toBe(view.requestHandover);
