@@ -58,7 +58,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     // The service decides and counts; a route reached without the guard's consent throws its 503.
     this.binding = {
       invoke: (label, isRoute, call, skipped) =>
-        election.runLeaderOnly(call, () => {
+        election.runHandler(label, call, () => {
           if (isRoute) throw guard.notLeaderException();
           this.logger.debug(messages.jobSkipped(label, election.election, election.isSteppingDown));
           return skipped();
@@ -124,6 +124,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const label = `${owner}.${method}`;
       found.labels.push(label);
       found.hasLeaderOnly ||= leaderOnly;
+      if (leaderOnly) this.election.declareLeaderOnly(label);
       for (const kind of kinds)
         found.hooks.push({ kind, label, instance: instance as Record<string, unknown>, method });
     }
@@ -173,10 +174,13 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const fail = (error: unknown) =>
       this.logger.error(messages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
     try {
-      this.election.trackHook(() => {
-        const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
-        return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
-      });
+      this.election.trackHook(
+        () => {
+          const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
+          return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
+        },
+        hook.kind === 'elected' ? hook.label : undefined,
+      );
     } catch (error) {
       fail(error);
     }

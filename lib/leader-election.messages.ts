@@ -219,6 +219,18 @@ export const messages = {
     connectionInvalid: (store: string, option: string, expected: string) =>
       `${store}: ${option} is not a valid connection string (expected ${expected}); check the configuration or the environment variable it comes from`,
   },
+
+  // ---- Stuck leader work (stuckAfterMs, resignWhenStuck) -------------------------------------
+  stuckAfterRange: (value: unknown, max: number) =>
+    `stuckAfterMs must be a whole number of milliseconds from 1 to ${max}, or undefined to turn detection off (got ${String(value)})`,
+  resignWhenStuckNeedsStuckAfter:
+    'resignWhenStuck: true needs stuckAfterMs: how long leader work may run before it counts as stuck',
+  stuckWork: (election: string, handler: string, runningMs: number, stuckAfterMs: number) =>
+    `leader election "${election}": ${handler} has been running for ${Math.round(runningMs)} ms, longer than stuckAfterMs (${stuckAfterMs} ms)`,
+  unhealthyStuck: (handler: string, runningMs: number, stuckAfterMs: number) =>
+    `stuck: ${handler} has been running for ${Math.round(runningMs)} ms (stuckAfterMs ${stuckAfterMs})`,
+  resigningStuck: (election: string, handler: string) =>
+    `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
 } as const;
 
 function formatSeconds(ms: number): string {

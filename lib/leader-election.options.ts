@@ -6,6 +6,9 @@ import type {
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 
+/** The longest delay a Node timer honours (2^31 − 1 ms, about 24.8 days); a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 const GUARD_KEYS = ['exposeLeaderId', 'retryAfter'] as const satisfies readonly (keyof LeaderOnlyGuardOptions)[];
 
 /**
@@ -23,7 +26,26 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   if (typeof closeStoreOnShutdown !== 'boolean') {
     throw new TypeError(messages.optionNotBoolean('closeStoreOnShutdown', closeStoreOnShutdown));
   }
-  return { ...options, shutdownTimeoutMs, closeStoreOnShutdown, guard: resolveGuardOptions(options.guard) };
+  const { stuckAfterMs, resignWhenStuck = false } = options;
+  if (
+    stuckAfterMs !== undefined &&
+    (typeof stuckAfterMs !== 'number' ||
+      !Number.isInteger(stuckAfterMs) ||
+      stuckAfterMs < 1 ||
+      stuckAfterMs > MAX_TIMER_MS)
+  ) {
+    throw new RangeError(messages.stuckAfterRange(stuckAfterMs, MAX_TIMER_MS));
+  }
+  if (typeof resignWhenStuck !== 'boolean')
+    throw new TypeError(messages.optionNotBoolean('resignWhenStuck', resignWhenStuck));
+  if (resignWhenStuck && stuckAfterMs === undefined) throw new TypeError(messages.resignWhenStuckNeedsStuckAfter);
+  return {
+    ...options,
+    shutdownTimeoutMs,
+    closeStoreOnShutdown,
+    resignWhenStuck,
+    guard: resolveGuardOptions(options.guard),
+  };
 }
 
 /** The guard's part of the module options, validated and defaulted. */

@@ -30,6 +30,11 @@ import { ABORT_GRACE_MS, LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from 
 import { messages } from './leader-election.messages.js';
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
+import { ElectionMetrics } from './metrics/election.metrics.js';
+import { instrumentLeaseStore, type StoreCallSink } from './metrics/instrumented.store.js';
+import { resolveMeter } from './metrics/otel-api.js';
+import { onSettled } from './metrics/settled.js';
+import { type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
 /** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */
 export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
@@ -67,6 +72,12 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   private steppingDown = false;
   private shuttingDown?: Promise<void>;
   private storeClosed = false;
+  /** Set once at init when an OpenTelemetry SDK records; undefined keeps every hot path a no-op. */
+  private metrics?: ElectionMetrics;
+  private readonly storeCalls: StoreCallSink = {};
+  /** `@LeaderOnly` handlers known so far: their counters start at 0 once metrics exist. */
+  private readonly leaderOnlyHandlers = new Set<string>();
+  private readonly stuckWork?: StuckWorkDetector;
 
   constructor(
     @InjectLeaderElectionOptions() options: LeaderElectionModuleOptions,
@@ -75,9 +86,13 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   ) {
     // Both validations throw here, during DI, so `compile()`/`init()` rejects naming the option.
     this.options = resolveModuleOptions(options);
-    const { shutdownTimeoutMs, closeStoreOnShutdown, guard, ...electorOptions } = this.options;
+    const { shutdownTimeoutMs, closeStoreOnShutdown, guard, stuckAfterMs, resignWhenStuck, ...electorOptions } =
+      this.options;
+    if (stuckAfterMs !== undefined) this.stuckWork = new StuckWorkDetector(stuckAfterMs, (work) => this.onStuck(work));
     this.elector = createElector({
       ...electorOptions,
+      // Timed for the metrics by a pass-through view of the store: the elector never knows.
+      store: instrumentLeaseStore(this.options.store, this.storeCalls),
       logger: {
         log: (message) => this.logger.log(message),
         warn: (message) => this.logger.warn(message),
@@ -180,15 +195,43 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   runLeaderOnly<T>(call: () => T): T | undefined;
   runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
   runLeaderOnly<T, F>(call: () => T, otherwise?: () => F): T | F | undefined {
-    return this.isLeader() ? this.inFlight.track(call) : otherwise?.();
+    return this.runHandler('runLeaderOnly', call, otherwise);
+  }
+
+  /**
+   * @internal {@link runLeaderOnly} for a named handler (`Class.method`, what `@LeaderOnly` runs):
+   * counted, timed and watched for being stuck under that name. The skip path allocates nothing.
+   */
+  runHandler<T, F>(handler: string, call: () => T, otherwise?: () => F): T | F | undefined {
+    const metrics = this.metrics?.handler(handler);
+    if (!this.isLeader()) {
+      if (metrics) metrics.skipped += 1;
+      return otherwise?.();
+    }
+    const { stuckWork } = this;
+    const watched = stuckWork ? () => stuckWork.track(handler, call) : call;
+    if (!metrics) return this.inFlight.track(watched);
+    metrics.runs += 1;
+    const startedAt = performance.now();
+    return this.inFlight.track(() =>
+      onSettled(watched, () => metrics.duration.record((performance.now() - startedAt) / 1000, metrics.attributes)),
+    );
+  }
+
+  /** @internal The explorer names each `@LeaderOnly` handler at startup, so its counters show 0 before it runs. */
+  declareLeaderOnly(handler: string): void {
+    this.leaderOnlyHandlers.add(handler);
+    this.metrics?.handler(handler);
   }
 
   /**
    * @internal Runs a leadership-hook handler (the explorer's), counted so that shutdown gives a
-   * still running one a short grace after the term's signal aborted, before the release.
+   * still running one a short grace after the term's signal aborted, before the release. `stuckAs`
+   * names an `@OnElected` handler for stuck-work detection.
    */
-  trackHook<T>(call: () => T): T {
-    return this.hookCalls.track(call);
+  trackHook<T>(call: () => T, stuckAs?: string): T {
+    const { stuckWork } = this;
+    return this.hookCalls.track(stuckWork && stuckAs ? () => stuckWork.track(stuckAs, call) : call);
   }
 
   /** Give up leadership now (the term's signal aborts) and sit out one round so another instance wins. */
@@ -202,12 +245,28 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     return { ...status, isLeader: this.isLeader(), state: stepping ? 'stepping-down' : status.state };
   }
 
-  /** Unhealthy when the store refuses us, fails past the renew deadline, or the elector is not running. */
+  /**
+   * Unhealthy when the store refuses us, fails past the renew deadline, or the elector is not
+   * running; with `stuckAfterMs`, also while leader work has run longer than that (named in `reason`).
+   */
   health(): ElectorHealth {
-    return this.elector.health();
+    const health = this.elector.health();
+    const stuck = health.healthy ? this.stuckWork?.oldestStuck() : undefined;
+    if (!stuck || !this.stuckWork) return health;
+    return {
+      healthy: false,
+      reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, this.stuckWork.stuckAfterMs),
+    };
   }
 
   async onModuleInit(): Promise<void> {
+    // Before the first acquire, so that it is timed and every counter reads 0 from the first scrape.
+    const meter = await resolveMeter();
+    if (meter && !this.metrics) {
+      this.metrics = new ElectionMetrics(meter, this, this.options.store.name);
+      this.storeCalls.recorder = this.metrics;
+      for (const handler of this.leaderOnlyHandlers) this.metrics.handler(handler);
+    }
     // The first acquire attempt completes here, before @nestjs/schedule mounts its timers in
     // onApplicationBootstrap: an elected instance's @Timeout jobs then run instead of being skipped.
     await this.elector.start();
@@ -219,6 +278,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
 
   async onApplicationShutdown(): Promise<void> {
     await this.shutdown();
+    this.metrics?.close();
     if (!this.options.closeStoreOnShutdown || this.storeClosed) return;
     this.storeClosed = true;
     const { store } = this.options;
@@ -227,6 +287,14 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     } catch (error) {
       this.logger.warn(messages.storeCloseFailed(this.election, store.name, errorMessage(error)));
     }
+  }
+
+  private onStuck(work: StuckWork): void {
+    const { stuckAfterMs = 0, resignWhenStuck } = this.options;
+    this.logger.warn(messages.stuckWork(this.election, work.handler, work.runningMs, stuckAfterMs));
+    if (!resignWhenStuck || !this.elector.isLeader() || this.steppingDown) return;
+    this.logger.warn(messages.resigningStuck(this.election, work.handler));
+    this.elector.resign().catch((error: unknown) => this.logger.error(errorMessage(error)));
   }
 
   /** Drain, then end the term and release: runs once, whichever hook gets here first. */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the loopback servers the tests talk to are up: PostgreSQL, MariaDB and Redis are
-# started if they stopped; etcd is installed from Debian if missing (the test setup starts its own
+# started if they stopped; etcd and Chromium are installed from Debian if missing (the test setup starts its own
 # etcd on a free port). Azurite needs nothing here: it comes from npm and the test setup spawns it.
 set -euo pipefail
 
@@ -29,9 +29,12 @@ if ! up 6379; then
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   wait_up Redis 6379
 fi
-if ! command -v etcd >/dev/null 2>&1; then
-  echo "ensure-services: installing etcd-server from Debian"
+install_deb() {
+  echo "ensure-services: installing $1 from Debian"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y etcd-server >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y etcd-server >/dev/null; }
-fi
-echo "ensure-services: PostgreSQL, MariaDB, Redis up; etcd $(etcd --version 2>/dev/null | head -n 1 | awk '{print $3}') installed"
+  apt-get install -y "$1" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$1" >/dev/null; }
+}
+command -v etcd >/dev/null 2>&1 || install_deb etcd-server
+# The status page's browser test drives Debian's Chromium (playwright-core, no browser download).
+command -v chromium >/dev/null 2>&1 || install_deb chromium
+echo "ensure-services: PostgreSQL, MariaDB, Redis up; chromium installed; etcd $(etcd --version 2>/dev/null | head -n 1 | awk '{print $3}') installed"

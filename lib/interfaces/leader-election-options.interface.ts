@@ -30,11 +30,24 @@ export interface LeaderElectionModuleOptions extends Omit<ElectorOptions, 'clock
   closeStoreOnShutdown?: boolean;
   /** How followers answer `@LeaderOnly` routes. */
   guard?: LeaderOnlyGuardOptions;
+  /**
+   * Off by default. When set, a `@LeaderOnly` call or `@OnElected` handler that has run longer than
+   * this many milliseconds counts as stuck: the health indicator reports down, naming the handler,
+   * until it ends, and a warning is logged. Whole milliseconds, 1 to 2147483647. Do not set it
+   * shorter than a legitimate run: an `@OnElected` loop that runs for the whole term counts too.
+   */
+  stuckAfterMs?: number;
+  /**
+   * With `stuckAfterMs`: a leader whose work is stuck resigns (the term's `signal` aborts, so the
+   * stuck work can stop) and sits out a round, so a healthy replica takes over. Default false.
+   */
+  resignWhenStuck?: boolean;
 }
 
 /** The options once validated and defaulted. */
 export interface ResolvedLeaderElectionOptions extends LeaderElectionModuleOptions {
   shutdownTimeoutMs: number;
+  resignWhenStuck: boolean;
   closeStoreOnShutdown: boolean;
   guard: Required<LeaderOnlyGuardOptions>;
 }

@@ -8,7 +8,10 @@ import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { JobsService } from './jobs.service.js';
 import { LeaderController } from './leader.controller.js';
+import { LeadershipFeed } from './leadership.feed.js';
 import { LeadershipListener } from './leadership.listener.js';
+import { MetricsController } from './metrics.controller.js';
+import { StatusPageController } from './status-page.controller.js';
 import { QueueWorker } from './worker.js';
 
 @Module({
@@ -18,7 +21,7 @@ import { QueueWorker } from './worker.js';
     // Async: the store may need @azure/identity, loaded on demand (see config.ts).
     LeaderElectionModule.forRootAsync({ useFactory: () => leaderElectionOptions() }),
   ],
-  controllers: [JobsController, LeaderController, HealthController],
-  providers: [LeadershipListener, JobsService, QueueWorker, LeaderElectionHealthIndicator],
+  controllers: [JobsController, LeaderController, HealthController, MetricsController, StatusPageController],
+  providers: [LeadershipListener, LeadershipFeed, JobsService, QueueWorker, LeaderElectionHealthIndicator],
 })
 export class AppModule {}

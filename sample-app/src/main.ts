@@ -2,8 +2,11 @@ import { ConsoleLogger, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { jsonLogs, logEvent } from './log-event.js';
+import { startTelemetry } from './telemetry.js';
 
 async function bootstrap(): Promise<void> {
+  // Before the app: the library takes its meter from the global provider when its module starts.
+  startTelemetry();
   const app = await NestFactory.create(AppModule, {
     logger: jsonLogs ? new ConsoleLogger({ json: true }) : undefined,
   });

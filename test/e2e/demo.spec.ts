@@ -1,16 +1,13 @@
 // The demo as a newcomer runs it: `node scripts/demo.mjs` (what `npm start` runs after building)
 // starts its own Azurite and three sample-app processes. Checked through what the user sees (the
 // printed lines), what they can do (HTTP, kill -9, Ctrl+C) and what is left afterwards (nothing).
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { buildSampleApp } from '../support/build-sample-app.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const TSC = join(ROOT, 'node_modules/.bin/tsc');
-// The package's own build (CommonJS and ESM, see package.json's `tshy`).
-const BUILD = join(ROOT, 'node_modules/.bin/tshy');
 
 // Azure leases last at least 15 s: a crash failover takes up to ~17 s, more on a loaded machine.
 const FAILOVER_TIMEOUT_MS = 60_000;
@@ -218,19 +215,7 @@ describe('demo (npm start)', () => {
   const demos: Demo[] = [];
 
   beforeAll(async () => {
-    // The first half of `npm start`: build the library, then the sample app against it.
-    for (const [command, args] of [
-      [BUILD, []],
-      [TSC, ['-p', 'sample-app/tsconfig.json']],
-    ] as const) {
-      try {
-        await promisify(execFile)(command, args, { cwd: ROOT });
-      } catch (error) {
-        // tsc reports type errors on stdout.
-        const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-        throw new Error(`${[command, ...args].join(' ')} failed:\n${stdout}${stderr}`);
-      }
-    }
+    await buildSampleApp();
   }, 180_000);
 
   afterAll(() => {

@@ -1,0 +1,73 @@
+/**
+ * The slice of `@opentelemetry/api` the metrics use, loaded on demand: the API is an optional peer,
+ * so an app that never installed it must neither break nor pay for it. Structural types keep the
+ * compile independent of the package too.
+ */
+export type Attributes = Readonly<Record<string, string>>;
+
+export interface Counter {
+  add(value: number, attributes?: Attributes): void;
+}
+
+export interface Histogram {
+  record(value: number, attributes?: Attributes): void;
+}
+
+export interface ObservableResult {
+  observe(value: number, attributes?: Attributes): void;
+}
+
+/** An asynchronous instrument (gauge or counter): observed by callbacks at collection time. */
+export interface ObservableInstrument {
+  addCallback(callback: (result: ObservableResult) => void): void;
+  removeCallback(callback: (result: ObservableResult) => void): void;
+}
+
+interface InstrumentOptions {
+  description?: string;
+  unit?: string;
+  advice?: { explicitBucketBoundaries?: number[] };
+}
+
+export interface Meter {
+  createCounter(name: string, options?: InstrumentOptions): Counter;
+  createHistogram(name: string, options?: InstrumentOptions): Histogram;
+  createObservableGauge(name: string, options?: InstrumentOptions): ObservableInstrument;
+  createObservableCounter(name: string, options?: InstrumentOptions): ObservableInstrument;
+}
+
+export interface MeterProvider {
+  getMeter(name: string, version?: string): Meter;
+}
+
+interface OtelApi {
+  metrics: { getMeterProvider(): MeterProvider };
+  createNoopMeter(): Meter;
+}
+
+let loading: Promise<OtelApi | undefined> | undefined;
+
+/** The API module, or undefined when it is not installed (looked up once per process). */
+export function loadOtelApi(): Promise<OtelApi | undefined> {
+  // A variable specifier: bundlers and the type checker must not insist on the optional peer.
+  const specifier = '@opentelemetry/api';
+  loading ??= import(specifier).then(
+    (api: OtelApi) => api,
+    () => undefined,
+  );
+  return loading;
+}
+
+/**
+ * The meter to record with, or undefined when recording would be a no-op: no API installed, or no
+ * SDK registered (the API's global provider hands out a NoopMeter). Undefined lets every hot path
+ * skip its bookkeeping with one check instead of calling no-op instruments.
+ */
+export async function resolveMeter(): Promise<Meter | undefined> {
+  const api = await loadOtelApi();
+  if (!api) return undefined;
+  const meter = api.metrics.getMeterProvider().getMeter(METER_NAME);
+  return meter.constructor === api.createNoopMeter().constructor ? undefined : meter;
+}
+
+export const METER_NAME = 'nestjs-leader-election';

@@ -1,0 +1,116 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { LeaderElectionService, type LeadershipEvent } from 'nestjs-leader-election';
+import { interval, map, merge, type Observable, Subject, startWith, takeUntil } from 'rxjs';
+
+/** One election as the status page and `GET /leader` show it. */
+export interface ElectionView {
+  election: string;
+  identity: string;
+  state: string;
+  isLeader: boolean;
+  leaderId: string | null;
+  term: number | null;
+  /** Wall-clock time (ISO 8601) until which our lease holds without another renewal; leader only. */
+  leaseValidUntil: string | null;
+  healthy: boolean;
+  healthReason: string | null;
+}
+
+export interface FeedEvent {
+  at: string;
+  election: string;
+  type: LeadershipEvent['type'];
+  term: number | null;
+  leaderId: string | null;
+  reason: string | null;
+}
+
+export interface FeedSnapshot {
+  identity: string;
+  elections: ElectionView[];
+  /** The last events this replica saw, newest first. */
+  events: FeedEvent[];
+}
+
+const KEEP_EVENTS = 20;
+/** A snapshot at least this often: keeps proxies from closing an idle stream, refreshes "valid until". */
+const HEARTBEAT_MS = 5_000;
+
+/**
+ * What this replica knows about its elections, as snapshots: on every leadership event, and on a
+ * heartbeat. Written over a list of elections, so that an app with several (one service per
+ * election) lists them all.
+ */
+@Injectable()
+export class LeadershipFeed implements OnModuleDestroy {
+  private readonly elections: LeaderElectionService[];
+  private readonly validUntil = new Map<string, number>();
+  private readonly events: FeedEvent[] = [];
+  private readonly changes = new Subject<void>();
+  private readonly destroyed = new Subject<void>();
+
+  constructor(election: LeaderElectionService) {
+    this.elections = [election];
+    for (const each of this.elections) {
+      each.events$.pipe(takeUntil(this.destroyed)).subscribe((event) => this.record(each.election, event));
+    }
+  }
+
+  snapshot(): FeedSnapshot {
+    return {
+      identity: this.elections[0].identity,
+      elections: this.elections.map((election) => this.view(election)),
+      events: [...this.events],
+    };
+  }
+
+  /** The snapshot now, then after every change (and every few seconds); ends when the app stops. */
+  snapshots(): Observable<FeedSnapshot> {
+    return merge(this.changes, interval(HEARTBEAT_MS)).pipe(
+      startWith(undefined),
+      map(() => this.snapshot()),
+      takeUntil(this.destroyed),
+    );
+  }
+
+  onModuleDestroy(): void {
+    this.destroyed.next();
+    this.destroyed.complete();
+    this.changes.complete();
+  }
+
+  private view(election: LeaderElectionService): ElectionView {
+    const status = election.status();
+    const health = election.health();
+    const until = status.isLeader ? this.validUntil.get(election.election) : undefined;
+    return {
+      election: status.election,
+      identity: status.identity,
+      state: status.state,
+      isLeader: status.isLeader,
+      leaderId: status.leaderId,
+      term: status.term,
+      leaseValidUntil: until === undefined ? null : new Date(until).toISOString(),
+      healthy: health.healthy,
+      healthReason: health.reason ?? null,
+    };
+  }
+
+  private record(election: string, event: LeadershipEvent): void {
+    if (event.validUntil !== undefined) this.validUntil.set(election, event.validUntil);
+    if (event.type === 'revoked') this.validUntil.delete(election);
+    // Renewals refresh "valid until" but would flood the list of events.
+    if (event.type !== 'renewed') {
+      this.events.unshift({
+        at: new Date().toISOString(),
+        election,
+        type: event.type,
+        term: event.term ?? null,
+        leaderId: event.leaderId ?? null,
+        reason: event.reason ?? null,
+      });
+      this.events.length = Math.min(this.events.length, KEEP_EVENTS);
+    }
+    this.changes.next();
+  }
+}

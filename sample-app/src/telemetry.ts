@@ -1,0 +1,19 @@
+import { metrics } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+
+/**
+ * The OpenTelemetry SDK, with a Prometheus exporter that `GET /metrics` serves (no server of its
+ * own: one port per replica is enough). Registered globally *before* the Nest app is created:
+ * the library takes its meter from the global provider when the module initialises.
+ *
+ * To push over OTLP instead, swap the reader:
+ * `new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url }) })`.
+ */
+export const prometheusExporter = new PrometheusExporter({ preventServerStart: true });
+
+export function startTelemetry(): MeterProvider {
+  const provider = new MeterProvider({ readers: [prometheusExporter] });
+  metrics.setGlobalMeterProvider(provider);
+  return provider;
+}

@@ -1,0 +1,117 @@
+// The metrics' view of a LeaseStore must be the store itself to the elector: every member reaches
+// the store (optional ones and capabilities added later included), results and errors unchanged.
+import { instrumentLeaseStore, type StoreCallSink } from '../../lib/metrics/instrumented.store.js';
+import { LeaseLostError, type LeaseWatch, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+
+/** A store with #private state, an optional capability and a member no contract names yet. */
+class CapableStore extends InMemoryLeaseStore {
+  #watches = 0;
+  readonly capabilities = { handover: true };
+
+  get watches(): number {
+    return this.#watches;
+  }
+  failRenew?: Error;
+
+  override watch(_election: string, _onMayBeFree: () => void): LeaseWatch {
+    this.#watches += 1;
+    return { close: async () => undefined };
+  }
+
+  async requestHandover(election: string): Promise<string> {
+    return `handover of ${election} after ${this.#watches} watch(es)`;
+  }
+
+  override async renew(...args: Parameters<InMemoryLeaseStore['renew']>): Promise<void> {
+    if (this.failRenew) throw this.failRenew;
+    return super.renew(...args);
+  }
+}
+
+const signal = () => new AbortController().signal;
+
+describe('instrumentLeaseStore', () => {
+  it('forwards optional and unknown members to the store, with the store as `this`', async () => {
+    const store = new CapableStore();
+    const view = instrumentLeaseStore(store, {});
+    expect('watch' in view).toBe(true);
+    expect('close' in view).toBe('close' in store);
+    expect(view.name).toBe(store.name);
+    expect(view.limits).toBe(store.limits);
+    expect(view.capabilities).toBe(store.capabilities);
+    view.watch?.('e', () => undefined);
+    expect(await view.requestHandover('e')).toBe('handover of e after 1 watch(es)');
+    expect(view.watches).toBe(1);
+    expect(view).toBeInstanceOf(CapableStore);
+    // Fetched twice, the same function: callers may compare or remove listeners by identity.
+    expect(view.requestHandover).toBe(view.requestHandover);
+  });
+
+  it('leaves absent optional members absent', () => {
+    const store = new InMemoryLeaseStore();
+    const bare = Object.assign(Object.create(null), {
+      name: store.name,
+      limits: store.limits,
+      acquire: store.acquire.bind(store),
+      renew: store.renew.bind(store),
+      release: store.release.bind(store),
+      read: store.read.bind(store),
+    });
+    const view = instrumentLeaseStore(bare, {});
+    expect('watch' in view).toBe(false);
+    expect(view.watch).toBeUndefined();
+    expect(view.close).toBeUndefined();
+  });
+
+  it('times each operation with its outcome and passes results and errors through unchanged', async () => {
+    const calls: string[] = [];
+    const sink: StoreCallSink = {
+      recorder: {
+        storeCall: (operation, outcome, seconds) => {
+          expect(seconds).toBeGreaterThanOrEqual(0);
+          calls.push(`${operation}:${outcome}`);
+        },
+      },
+    };
+    const store = new CapableStore();
+    const view = instrumentLeaseStore(store, sink);
+    const won = await view.acquire({ election: 'e', identity: 'a', leaseDurationMs: 1000, signal: signal() });
+    expect(won.acquired).toBe(true);
+    const lost = await view.acquire({ election: 'e', identity: 'b', leaseDurationMs: 1000, signal: signal() });
+    expect(lost).toEqual({ acquired: false, holder: 'a', term: 1 });
+    if (!won.acquired) throw new Error('unreachable');
+    await view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() });
+    const gone = new LeaseLostError('gone');
+    store.failRenew = gone;
+    await expect(view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() })).rejects.toBe(gone);
+    const raw = new Error('socket hang up');
+    store.failRenew = raw;
+    await expect(view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() })).rejects.toBe(raw);
+    store.failRenew = new TransientLeaseStoreError('503');
+    await expect(view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() })).rejects.toThrow('503');
+    await view.read('e', { signal: signal() });
+    await view.release(won.lease, { signal: signal() });
+    expect(calls).toEqual([
+      'acquire:ok',
+      'acquire:held',
+      'renew:ok',
+      'renew:lost',
+      // An untyped error is transient to the elector, and so to the metrics.
+      'renew:transient',
+      'renew:transient',
+      'read:ok',
+      'release:ok',
+    ]);
+  });
+
+  it('measures nothing until a recorder is set', async () => {
+    const sink: StoreCallSink = {};
+    const view = instrumentLeaseStore(new InMemoryLeaseStore(), sink);
+    await view.read('e', { signal: signal() });
+    const seen: string[] = [];
+    sink.recorder = { storeCall: (operation) => seen.push(operation) };
+    await view.read('e', { signal: signal() });
+    expect(seen).toEqual(['read']);
+  });
+});
