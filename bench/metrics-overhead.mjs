@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // What the OpenTelemetry metrics cost: ns per @LeaderOnly call (leader runs it, follower skips it)
 // and per lease renewal, in three separate processes:
 //   none  @opentelemetry/api cannot be resolved (test/fixtures/block-otel.mjs), as in an app that never installed it
@@ -22,6 +23,8 @@ const MODES = ['none', 'api', 'sdk'];
 if (process.env.METRICS_BENCH_MODE) {
   await measure(process.env.METRICS_BENCH_MODE);
 } else {
+  /** @typedef {{ median: number, p90: number }} Figure */
+  /** @type {Record<string, Record<string, Figure>>} */
   const results = {};
   for (const mode of MODES) {
     const imports = ['--import', join(root, 'test/support/swc-register.mjs')];
@@ -43,10 +46,12 @@ if (process.env.METRICS_BENCH_MODE) {
     ['renew, store as given', 'renewRaw'],
     ['renew, through the metrics view', 'renewViewed'],
   ];
+  /** @param {Figure} v */
   const cell = (v) => `${v.median.toFixed(1)} (p90 ${v.p90.toFixed(1)})`.padEnd(24);
   console.log(`ns per call, median of batches (p90)   ${MODES.map((m) => m.padEnd(24)).join('')}`);
   for (const [label, key] of rows)
     console.log(`${label.padEnd(39)}${MODES.map((m) => cell(results[m][key])).join('')}`);
+  /** @param {string} mode @param {string} key @param {string} base */
   const delta = (mode, key, base) => results[mode][key].median - results[mode][base].median;
   const summary = {
     leaderOnlyLeaderOverheadNs: Object.fromEntries(MODES.map((m) => [m, delta(m, 'leader', 'plain')])),
@@ -69,6 +74,11 @@ if (process.env.METRICS_BENCH_MODE) {
   console.log(`\nwritten to ${out}`);
 }
 
+/** @typedef {ReturnType<typeof summarize>} Summary */
+/** @typedef {import('../lib/index.js').LeaseStore} LeaseStore */
+/** @typedef {import('../lib/metrics/instrumented.store.js').StoreCallSink} StoreCallSink */
+
+/** @param {string} mode */
 async function measure(mode) {
   const BATCH = 10_000;
   const BATCHES = quick ? 20 : 100;
@@ -93,17 +103,19 @@ async function measure(mode) {
 
   class Target {
     total = 0;
+    /** @param {number} x */
     plain(x) {
       this.total += x;
       return this.total;
     }
+    /** @param {number} x */
     guarded(x) {
       this.total += x;
       return this.total;
     }
   }
   // What TypeScript's decorator helper does: the decorator edits the descriptor, which is put back.
-  const descriptor = Object.getOwnPropertyDescriptor(Target.prototype, 'guarded');
+  const descriptor = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(Target.prototype, 'guarded'));
   Object.defineProperty(
     Target.prototype,
     'guarded',
@@ -112,6 +124,7 @@ async function measure(mode) {
   Injectable()(Target);
 
   const store = new lib.InMemoryLeaseStore();
+  /** @param {string} identity */
   const context = async (identity) => {
     class BenchModule {}
     Module({
@@ -138,8 +151,10 @@ async function measure(mode) {
   if (followerTarget.guarded(1) !== undefined) throw new Error('@LeaderOnly is not applied: the follower ran it');
 
   let sink = 0;
+  /** @param {(x: number) => number | undefined} call */
   const batches = (call) => {
     for (let i = 0; i < BATCH * 5; i++) sink += call(i & 1) ?? 0; // warm-up
+    /** @type {number[]} */
     const ns = [];
     for (let b = 0; b < BATCHES; b++) {
       const start = process.hrtime.bigint();
@@ -148,6 +163,10 @@ async function measure(mode) {
     }
     return summarize(ns);
   };
+  /**
+   * @type {{ mode: string, metricsActive: boolean, plain: Summary, leader: Summary, follower: Summary,
+   *   renewRaw?: Summary, renewViewed?: Summary, sinkUsed?: boolean }}
+   */
   const result = {
     mode,
     metricsActive: (await resolveMeter()) !== undefined,
@@ -159,15 +178,19 @@ async function measure(mode) {
   // A renewal through the view the elector gets (recording into real instruments when an SDK is
   // registered), against the same store called directly.
   const renewStore = new lib.InMemoryLeaseStore();
+  /** @type {StoreCallSink} */
   const sink2 = {};
   const meter = await resolveMeter();
   if (meter) sink2.recorder = new ElectionMetrics(meter, leader.get(lib.LeaderElectionService), renewStore.name);
   const viewed = instrumentLeaseStore(renewStore, sink2);
   const signal = new AbortController().signal;
   const won = await renewStore.acquire({ election: 'renew-bench', identity: 'r', leaseDurationMs: 600_000, signal });
+  if (!won.acquired) throw new Error('the renew bench could not acquire its lease');
   const renewOptions = { leaseDurationMs: 600_000, signal };
+  /** @param {LeaseStore} target */
   const renews = async (target) => {
     for (let i = 0; i < RENEWS / 10; i++) await target.renew(won.lease, renewOptions);
+    /** @type {number[]} */
     const ns = [];
     for (let b = 0; b < 20; b++) {
       const start = process.hrtime.bigint();
@@ -184,8 +207,10 @@ async function measure(mode) {
   process.exit(0);
 }
 
+/** @param {number[]} values */
 function summarize(values) {
   const sorted = [...values].sort((a, b) => a - b);
+  /** @param {number} q */
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return { median: at(0.5), p90: at(0.9), min: sorted[0], samples: sorted.length };
 }
