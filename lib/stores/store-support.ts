@@ -59,6 +59,11 @@ export interface AcquireProtocol {
 export class StoreCalls {
   /** Clean-ups of acquires of unknown outcome; close() lets them finish before ending connections. */
   private readonly pending = new Set<Promise<unknown>>();
+  /**
+   * Aborted once a close's grace is over: a give-back still waiting on a silent server must not
+   * hold its socket (and the process) open for a whole lease; that lease then expires by itself.
+   */
+  private abandoned = new AbortController();
   private closing?: Promise<void>;
   private ended = false;
   private inFlight = 0;
@@ -97,7 +102,11 @@ export class StoreCalls {
       return await this.answer(signal, running);
     } catch (error) {
       // Past the lease duration the attempt's lease has expired anyway.
-      const giveBack = () => protocol.releaseAttempt(leaseId, AbortSignal.timeout(leaseDurationMs));
+      const abandoned = this.abandoned.signal;
+      const giveBack = () =>
+        abandoned.aborted
+          ? undefined
+          : protocol.releaseAttempt(leaseId, AbortSignal.any([AbortSignal.timeout(leaseDurationMs), abandoned]));
       this.track(giveBack());
       this.track(running.then(giveBack, giveBack));
       throw error;
@@ -126,9 +135,14 @@ export class StoreCalls {
     return this.closing;
   }
 
-  /** Waits for the pending clean-ups, up to {@link CLOSE_GRACE_MS}. */
-  settlePending(): Promise<void> {
-    return settleWithin([...this.pending], CLOSE_GRACE_MS);
+  /**
+   * Waits for the pending clean-ups, up to {@link CLOSE_GRACE_MS}, then abandons those still
+   * running (a store that stays usable after this gets a fresh controller for later ones).
+   */
+  async settlePending(): Promise<void> {
+    await settleWithin([...this.pending], CLOSE_GRACE_MS);
+    this.abandoned.abort();
+    this.abandoned = new AbortController();
   }
 
   private start<T>(signal: AbortSignal, work: (step: Step) => Promise<T>): Promise<T> {

@@ -137,20 +137,25 @@ export class PostgresLeaseStore implements LeaseStore {
     const { election, identity, leaseDurationMs } = request;
     return this.calls.acquire(request, {
       attempt: async (leaseId, step) => {
-        const [row] = await this.query<{ acquired: boolean; term: string; holder: string }>(step, this.sql.acquire, [
-          election,
-          identity,
-          leaseId,
-          leaseDurationMs,
-        ]);
-        if (row?.acquired) {
-          return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
+        for (let round = 1; ; round++) {
+          const [row] = await this.query<{ acquired: boolean; term: string; holder: string }>(step, this.sql.acquire, [
+            election,
+            identity,
+            leaseId,
+            leaseDurationMs,
+          ]);
+          if (row?.acquired) {
+            return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
+          }
+          if (row) return { acquired: false, holder: row.holder, term: Number(row.term) };
+          // Not taken, and the statement's snapshot predates whoever beat us: ask afresh who holds it.
+          step();
+          const info = await this.readRow(step, election);
+          // Freed again meanwhile (that holder already released): it is free now, so try once more
+          // rather than answer "held by nobody".
+          if (info.held || round === 2) return { acquired: false, holder: info.holder, term: info.term };
+          step();
         }
-        if (row) return { acquired: false, holder: row.holder, term: Number(row.term) };
-        // Not taken, and the statement's snapshot predates whoever beat us: ask afresh who holds it.
-        step();
-        const info = await this.readRow(step, election);
-        return { acquired: false, holder: info.holder, term: info.term };
       },
       releaseAttempt: (leaseId, signal) =>
         this.calls.run(signal, (step) => this.query(step, this.sql.release, [election, leaseId, null, this.channel])),
