@@ -231,6 +231,33 @@ export const messages = {
     `stuck: ${handler} has been running for ${Math.round(runningMs)} ms (stuckAfterMs ${stuckAfterMs})`,
   resigningStuck: (election: string, handler: string) =>
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
+
+  // ---- Leader state and once-per-tick cron runs (issue 16) ------------------------------------
+  stateUnsupported: (store: string, election: string) =>
+    `leader election "${election}": ${store} does not support leader state (it implements no readState/writeState); use a built-in store or add both methods to it`,
+  stateNotLeader: (election: string) =>
+    `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,
+  leaderOnlyOptions: (target: string, detail: string) => `@LeaderOnly() on ${target}: ${detail}`,
+  leaderOnlyUnknownElection: (target: string, election: string, configured: string) =>
+    `@LeaderOnly({ election: "${election}" }) on ${target}: this application has one election, "${configured}"; use that name or leave election out`,
+  perTickWithoutCron: (target: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: the method has no @Cron() schedule (from @nestjs/schedule); once per tick works on cron jobs only`,
+  perTickNeedsState: (target: string, store: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: ${store} does not support leader state, which once-per-tick runs are recorded in; use a built-in store`,
+  tickSkippedRecorded: (job: string, fireTime: string) =>
+    `skipped ${job} tick ${fireTime}: already run by a leader`,
+  tickRecordFailed: (job: string, fireTime: string, reason: string) =>
+    `skipped ${job} tick ${fireTime}: could not record the run before starting it (${reason})`,
+  tickCatchUp: (job: string, fireTime: string) =>
+    `${job}: catching up tick ${fireTime}, which no leader ran (missed: 'catch-up')`,
+  leaderOnlyBadValue: (option: string, value: unknown, expected: string) =>
+    `${option} must be ${expected} (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`,
+  leaderOnlyMissedWithoutOnce: "missed applies to once: 'per-tick' only; add once: 'per-tick' or remove missed",
+  perTickNeedsExpression: (target: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: the @Cron() time is not a cron expression string (a one-off Date has no ticks to count)`,
+  perTickNoCronPackage: (target: string, reason: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: could not load the "cron" package (a dependency of @nestjs/schedule) to compute fire times: ${reason}`,
+  tickCatchUpFailed: (job: string, reason: string) => `${job}: catch-up after election failed: ${reason}`,
 } as const;
 
 function formatSeconds(ms: number): string {
