@@ -231,6 +231,22 @@ export const messages = {
     `stuck: ${handler} has been running for ${Math.round(runningMs)} ms (stuckAfterMs ${stuckAfterMs})`,
   resigningStuck: (election: string, handler: string) =>
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
+
+  // ---- Leader state, store side (issue 16: lib/stores/**) ---------------------------------------
+  state: {
+    unsupported: (store: string) =>
+      `${store} does not support leader state (it implements no writeState/readState); use a built-in store or add both methods to it`,
+    invalidKey: (value: unknown) =>
+      `leader state key must be 1-200 characters of [A-Za-z0-9._:-] (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 210)) : String(value)})`,
+    tooLarge: (store: string, bytes: number, limit: number) =>
+      `${store}: the leader state value is ${bytes} bytes of JSON, more than limits.maxStateBytes (${limit} bytes)`,
+    notSerialisable: (store: string, what: string) =>
+      `${store}: the leader state value is not JSON-serialisable (${what})`,
+    corrupt: (store: string, election: string, key: string) =>
+      `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
+    lost: (election: string, term: number) =>
+      `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
+  },
 } as const;
 
 function formatSeconds(ms: number): string {
