@@ -232,9 +232,23 @@ export const messages = {
   resigningStuck: (election: string, handler: string) =>
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
 
+  // ---- Leader state, store side (issue 16: lib/stores/**) ---------------------------------------
+  state: {
+    unsupported: (store: string) =>
+      `${store} does not support leader state (it implements no writeState/readState); use a built-in store or add both methods to it`,
+    invalidKey: (value: unknown) =>
+      `leader state key must be 1-200 characters of [A-Za-z0-9._:-] (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 210)) : String(value)})`,
+    tooLarge: (store: string, bytes: number, limit: number) =>
+      `${store}: the leader state value is ${bytes} bytes of JSON, more than limits.maxStateBytes (${limit} bytes)`,
+    notSerialisable: (store: string, what: string) =>
+      `${store}: the leader state value is not JSON-serialisable (${what})`,
+    corrupt: (store: string, election: string, key: string) =>
+      `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
+    lost: (election: string, term: number) =>
+      `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
+  },
+
   // ---- Leader state and once-per-tick cron runs (issue 16) ------------------------------------
-  stateUnsupported: (store: string, election: string) =>
-    `leader election "${election}": ${store} does not support leader state (it implements no readState/writeState); use a built-in store or add both methods to it`,
   stateNotLeader: (election: string) =>
     `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,
   leaderOnlyOptions: (target: string, detail: string) => `@LeaderOnly() on ${target}: ${detail}`,

@@ -13,6 +13,7 @@ import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from '
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
 import { StoreCalls } from './store-calls.js';
+import { stateUnsupportedError, supportsState } from '../stores/store-support.js';
 import { type SentAt, sentNow, Term } from './term.js';
 
 const JITTER = 0.15;
@@ -94,13 +95,12 @@ export class ElectionLoop {
    */
   async writeState(value: unknown, key: string | undefined): Promise<void> {
     const { store, election } = this.d;
-    const writeState = store.writeState;
-    if (typeof writeState !== 'function') throw new Error(messages.stateUnsupported(store.name, election));
+    if (!supportsState(store)) throw stateUnsupportedError(store);
     const term = this.state === 'leader' && !this.checkDeadline() ? this.term : undefined;
     if (!term) throw new LeaseLostError(messages.stateNotLeader(election));
     try {
       await this.calls.call(term.remainingMs(), (signal) =>
-        writeState.call(store, term.lease, value, key === undefined ? { signal } : { signal, key }),
+        store.writeState(term.lease, value, key === undefined ? { signal } : { signal, key }),
       );
     } catch (error) {
       // The store judged our lease gone: the term is over here too (a renew would say the same).
@@ -112,10 +112,9 @@ export class ElectionLoop {
   /** Any replica may read; bounded like a follower's call. */
   async readState(key: string | undefined): Promise<LeaderStateEntry | undefined> {
     const { store, election } = this.d;
-    const readState = store.readState;
-    if (typeof readState !== 'function') throw new Error(messages.stateUnsupported(store.name, election));
+    if (!supportsState(store)) throw stateUnsupportedError(store);
     return this.calls.call(this.callTimeoutMs, (signal) =>
-      readState.call(store, election, key === undefined ? { signal } : { signal, key }),
+      store.readState(election, key === undefined ? { signal } : { signal, key }),
     );
   }
 

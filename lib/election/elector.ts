@@ -40,6 +40,7 @@ import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import type { LeaderStateEntry, LeaseStore } from '../stores/lease-store.js';
+import { supportsState } from '../stores/store-support.js';
 import { ElectionLoop } from './election-loop.js';
 import {
   defaultLogger,
@@ -132,7 +133,7 @@ export class Elector {
 
   /** The store implements leader state (readState and writeState). */
   get supportsState(): boolean {
-    return typeof this.store.readState === 'function' && typeof this.store.writeState === 'function';
+    return supportsState(this.store);
   }
 
   /**
