@@ -42,7 +42,9 @@ export class CronSchedule {
       throw new Error(messages.perTickNoCronPackage(target, (error as Error).message));
     }
     const { timeZone, utcOffset } = metadata;
-    const time = timeZone ? new CronTime(metadata.cronTime, timeZone) : new CronTime(metadata.cronTime, null, utcOffset);
+    const time = timeZone
+      ? new CronTime(metadata.cronTime, timeZone)
+      : new CronTime(metadata.cronTime, null, utcOffset);
     return new CronSchedule(time, timeZone ?? offsetZone(utcOffset));
   }
 

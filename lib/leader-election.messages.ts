@@ -258,8 +258,7 @@ export const messages = {
     `@LeaderOnly({ once: 'per-tick' }) on ${target}: the method has no @Cron() schedule (from @nestjs/schedule); once per tick works on cron jobs only`,
   perTickNeedsState: (target: string, store: string) =>
     `@LeaderOnly({ once: 'per-tick' }) on ${target}: ${store} does not support leader state, which once-per-tick runs are recorded in; use a built-in store`,
-  tickSkippedRecorded: (job: string, fireTime: string) =>
-    `skipped ${job} tick ${fireTime}: already run by a leader`,
+  tickSkippedRecorded: (job: string, fireTime: string) => `skipped ${job} tick ${fireTime}: already run by a leader`,
   tickRecordFailed: (job: string, fireTime: string, reason: string) =>
     `skipped ${job} tick ${fireTime}: could not record the run before starting it (${reason})`,
   tickCatchUp: (job: string, fireTime: string) =>

@@ -33,8 +33,8 @@ import { InjectLeaderElectionOptions } from './leader-election-options.decorator
 import { ElectionMetrics } from './metrics/election.metrics.js';
 import { instrumentLeaseStore, type StoreCallSink } from './metrics/instrumented.store.js';
 import { resolveMeter } from './metrics/otel-api.js';
-import type { LeaderStateEntry } from './stores/lease-store.js';
 import { onSettled } from './metrics/settled.js';
+import type { LeaderStateEntry } from './stores/lease-store.js';
 import { type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
 /** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */

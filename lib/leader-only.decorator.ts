@@ -1,8 +1,12 @@
 import { UseGuards } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
-import { LEADER_ELECTION_BINDING, LEADER_ONLY_METADATA, LEADER_ONLY_OPTIONS_METADATA } from './leader-election.constants.js';
-import { messages } from './leader-election.messages.js';
 import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from './cron-schedule.js';
+import {
+  LEADER_ELECTION_BINDING,
+  LEADER_ONLY_METADATA,
+  LEADER_ONLY_OPTIONS_METADATA,
+} from './leader-election.constants.js';
+import { messages } from './leader-election.messages.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
 
 /**

@@ -9,11 +9,11 @@ import {
   type LeaseWatch,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
+import { stateUnsupportedError, supportsState } from '../stores/store-support.js';
 import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
 import { StoreCalls } from './store-calls.js';
-import { stateUnsupportedError, supportsState } from '../stores/store-support.js';
 import { type SentAt, sentNow, Term } from './term.js';
 
 const JITTER = 0.15;
