@@ -13,8 +13,9 @@ export const SCHEDULE_CRON_OPTIONS = 'SCHEDULE_CRON_OPTIONS';
 
 /**
  * A tick may run this much before its fire time and still count as that tick (timers fire a little
- * early); at most half the cron period, so it never claims the next tick. A late run needs no
- * tolerance: it belongs to the latest fire time before it, however late.
+ * early); at most a quarter of the cron period, so a run that is merely late (an event-loop stall)
+ * is not taken for the next tick. A late run needs no tolerance of its own: it belongs to the latest
+ * fire time before it, however late.
  */
 export const EARLY_TOLERANCE_MS = 500;
 
@@ -75,7 +76,7 @@ export class CronSchedule {
   fireTimeOf(at: number): number {
     const latest = this.latestAtOrBefore(at);
     const next = this.next(at);
-    const tolerance = Math.min(EARLY_TOLERANCE_MS, (next - latest) / 2);
+    const tolerance = Math.min(EARLY_TOLERANCE_MS, (next - latest) / 4);
     return next - at <= tolerance ? next : latest;
   }
 }
