@@ -28,7 +28,7 @@ export {
   type LeadershipTerm,
 } from './leader-election.service.js';
 export { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
-export { LeaderOnly } from './leader-only.decorator.js';
+export { LeaderOnly, type LeaderOnlyOptions } from './leader-only.decorator.js';
 export { NotLeaderException, type NotLeaderResponseBody } from './leader-only.exception.js';
 export { LeaderOnlyGuard } from './leader-only.guard.js';
 export {
