@@ -244,6 +244,8 @@ export const messages = {
       `${store}: the leader state value is not JSON-serialisable (${what})`,
     corrupt: (store: string, election: string, key: string) =>
       `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
+    columnMissing: (store: string, table: string, migration: string) =>
+      `${store}: table ${table} has no state column (it was created by a version before leader state) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
     lost: (election: string, term: number) =>
       `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
   },

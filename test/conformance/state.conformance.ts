@@ -112,6 +112,21 @@ export function describeLeaderStateConformance(name: string, t: ConformanceTarge
     );
 
     test.concurrent(
+      'an expired lease cannot write even when nobody took it over (expiry judged by the store)',
+      async () => {
+        const election = electionName('expired');
+        const [a, b] = [await newStore(), await newStore()];
+        const lease = await acquireOk(a, election, 'a');
+        await write(a, lease, 'before expiry');
+        await sleep(expiryWaitMs);
+        expect((await b.read(election, { signal: callSignal() })).held).toBe(false);
+        await expectLost(write(a, lease, 'after expiry'));
+        expect(await readState(b, election)).toEqual({ value: 'before expiry', term: lease.term });
+      },
+      slowTestTimeoutMs,
+    );
+
+    test.concurrent(
       'a released lease, a stranger lease id and a never-acquired election cannot write',
       async () => {
         const election = electionName('released');
