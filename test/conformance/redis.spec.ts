@@ -36,6 +36,7 @@ afterAll(async () => {
 
 describeLeaseStoreConformance('RedisLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
+  leaderState: true,
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}:` }),
