@@ -151,7 +151,7 @@ export const messages = {
     authFailed: (code: string) =>
       `RedisLeaseStore: the server refused the login (${code}): check the username and password of the connection (the ACL user and its password, or requirepass)`,
     permissionDenied: (prefix: string) =>
-      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, DEL, PUBLISH, SUBSCRIBE, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +del +publish +subscribe +ping`,
+      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, DEL, PUBLISH, SUBSCRIBE, HSET, HGET, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +del +publish +subscribe +hset +hget +ping`,
     replicaReadOnly:
       'RedisLeaseStore: the server is a read-only replica (READONLY): connect to the primary (or through Sentinel)',
   },
@@ -244,6 +244,8 @@ export const messages = {
       `${store}: the leader state value is not JSON-serialisable (${what})`,
     corrupt: (store: string, election: string, key: string) =>
       `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
+    columnMissing: (store: string, table: string, migration: string) =>
+      `${store}: table ${table} has no state column (it was created by a version before leader state) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
     lost: (election: string, term: number) =>
       `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
   },

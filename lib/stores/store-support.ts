@@ -336,3 +336,39 @@ export function decodeStateEntry(store: string, election: string, key: string, s
   }
   return { value, term: Number(term) };
 }
+
+/** `run` at most once at a time and once for good: a failure lets the next caller try again. */
+export function onceUntilDone(run: () => Promise<unknown>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => {
+    done ??= run().then(
+      () => undefined,
+      (error: unknown) => {
+        done = undefined;
+        throw error;
+      },
+    );
+    return done;
+  };
+}
+
+/**
+ * A SQL store's state statement on a table made by a version without the state column: with
+ * createTable on, add the column in place (once; `migrate` must be idempotent and race-safe) and
+ * run the statement again; with createTable off, a fatal error naming the migration to run.
+ */
+export async function withStateColumn<T>(
+  step: Step,
+  column: { missing(error: unknown): boolean; migrate(): Promise<void>; createTable: boolean; missingError(): Error },
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!column.missing(error)) throw error;
+    if (!column.createTable) throw Object.assign(column.missingError(), { cause: error });
+    await column.migrate();
+    step();
+    return work();
+  }
+}

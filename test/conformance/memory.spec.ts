@@ -32,6 +32,7 @@ describeLeaseStoreConformance('InMemoryLeaseStore', () => {
   const shared = new ReplyLosingMemoryStore();
   return {
     leaseDurationMs: 500,
+    leaderState: true,
     createStore: () => shared,
     createStoreInFreshNamespace: () => new InMemoryLeaseStore(),
     createReplyLosingStore: () => {
