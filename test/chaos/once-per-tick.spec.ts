@@ -7,7 +7,9 @@ describe('chaos: once per tick and leader state (PostgreSQL)', () => {
   it("4 handovers (SIGTERM, kill -9) with replicas 500 ms apart: every tick runs at most once; with missed: 'catch-up' the most recent tick before each election runs exactly once", async () => {
     const report = await runTickHandovers({ handovers: 4, missed: 'catch-up' });
     try {
-      const summary = report.handovers.map((h) => `${h.kind} ${h.from}→${h.to} last=${h.lastTickRuns} skipped=${h.skippedTicks}`);
+      const summary = report.handovers.map(
+        (h) => `${h.kind} ${h.from}→${h.to} last=${h.lastTickRuns} skipped=${h.skippedTicks}`,
+      );
       expect({ duplicates: report.duplicates, unknownFire: report.unknownFire, summary }).toEqual({
         duplicates: [],
         unknownFire: 0,
@@ -15,7 +17,8 @@ describe('chaos: once per tick and leader state (PostgreSQL)', () => {
       });
       expect(report.runs).toBeGreaterThanOrEqual(8);
       // After a crash the gap spans several ticks: only the most recent was caught up.
-      for (const h of report.handovers.filter((x) => x.kind === 'SIGKILL')) expect(h.skippedTicks).toBeGreaterThanOrEqual(1);
+      for (const h of report.handovers.filter((x) => x.kind === 'SIGKILL'))
+        expect(h.skippedTicks).toBeGreaterThanOrEqual(1);
     } finally {
       await report.cluster.dispose();
     }
@@ -48,7 +51,9 @@ describe('chaos: once per tick and leader state (PostgreSQL)', () => {
       await cluster.stop();
       // Refused by PostgreSQL's own condition (raw store call), and by the elector before that.
       expect({ raw: stale.raw, service: stale.service }).toEqual({ raw: 'LeaseLostError', service: 'LeaseLostError' });
-      const written = cluster.ledger().filter((e): e is TickEntry & { seq: number; term: number } => e.t === 'ckpt' && e.ok === true);
+      const written = cluster
+        .ledger()
+        .filter((e): e is TickEntry & { seq: number; term: number } => e.t === 'ckpt' && e.ok === true);
       const terms = [...new Set(written.map((e) => e.term))].sort((a, b) => a - b);
       expect(terms.length).toBeGreaterThanOrEqual(2);
       for (const term of terms) {

@@ -243,7 +243,11 @@ export async function runTickHandovers(options: {
   return { ...analyse(cluster.ledger(), handovers, missed), ledgerFile: cluster.ledgerFile, cluster };
 }
 
-function analyse(entries: TickEntry[], handovers: Handover[], missed: TickReport['missed']): Omit<TickReport, 'ledgerFile'> {
+function analyse(
+  entries: TickEntry[],
+  handovers: Handover[],
+  missed: TickReport['missed'],
+): Omit<TickReport, 'ledgerFile'> {
   const runs = entries.filter((e) => e.t === 'run');
   const byFire = new Map<number, TickEntry[]>();
   for (const run of runs) {
