@@ -84,6 +84,9 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
         store: new AzureBlobLeaseStore({ connectionString: viaProxy, container }),
         loseNextAcquireReply: (_identity, how) =>
           proxy.set({ kind: 'lose-reply', op: 'lease:acquire', silent: how === 'silence' }),
+        // The only upload to a leased blob is a leader-state write.
+        loseNextReplyContaining: (_marker, how) =>
+          proxy.set({ kind: 'lose-reply', op: 'upload', silent: how === 'silence' }),
         get repliesLost() {
           return proxy.repliesLost;
         },
