@@ -39,6 +39,11 @@ export interface ReplyLosingStore {
    * connection (`reset`: the call fails), or keep silent (`silence`: the caller's signal ends it).
    */
   loseNextAcquireReply(identity: string, how: ReplyLoss): void;
+  /**
+   * Lose the reply to the next request carrying `marker` (a leader-state write whose value holds
+   * it), after the server applied it. Required when the target declares `leaderState`.
+   */
+  loseNextReplyContaining?(marker: string, how: ReplyLoss): void;
   /** Replies lost so far: proves the fault fired. */
   readonly repliesLost: number;
   close?(): Promise<void>;

@@ -14,6 +14,8 @@ import type { ConformanceTarget } from './lease-store.conformance.js';
 
 const CALL_TIMEOUT_MS = 10_000;
 const PROMPT_MS = 2_000;
+/** The signal of the write whose reply gets lost. */
+const LOST_CALL_TIMEOUT_MS = 2_000;
 const FAST_TEST_TIMEOUT_MS = 60_000;
 /** Handovers of the interleaving case, each with a stale holder writing in a tight loop. */
 const HANDOVERS = 8;
@@ -216,6 +218,46 @@ export function describeLeaderStateConformance(name: string, t: ConformanceTarge
         await expectPromptTransient(a.readState(election, { signal: aborted() }));
         expect(await readState(a, election)).toBeUndefined();
         await a.release(lease, { signal: callSignal() });
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      'a state write whose reply is lost after the server applied it breaks nothing',
+      async () => {
+        const election = electionName('reply-lost');
+        const losing = await t.createReplyLosingStore();
+        try {
+          const { store } = losing;
+          if (!supportsState(store)) throw new Error(`${store.name} does not declare writeState and readState`);
+          if (!losing.loseNextReplyContaining) throw new Error('the target must provide loseNextReplyContaining');
+          const other = await newStore();
+          const lease = await acquireOk(store, election, 'a');
+          await write(store, lease, { n: 1 });
+          const marker = `marker-${randomBytes(6).toString('hex')}`;
+          losing.loseNextReplyContaining(marker, 'reset');
+          const outcome = await store
+            .writeState(lease, { n: 2, marker }, { signal: AbortSignal.timeout(LOST_CALL_TIMEOUT_MS) })
+            .then(
+              () => 'resolved',
+              (error: unknown) => error,
+            );
+          expect(losing.repliesLost).toBe(1);
+          // Unknown outcome: transient (or resolved, when the driver resent it), never "lost" or fatal.
+          if (outcome !== 'resolved') expect(outcome).toBeInstanceOf(TransientLeaseStoreError);
+          // The server applied it: the value landed whole, with our term.
+          expect(await readState(other, election)).toEqual({ value: { n: 2, marker }, term: lease.term });
+          // The lease and the link recover: the leader renews and writes again.
+          await store.renew(lease, { leaseDurationMs: durationMs, signal: callSignal() });
+          await write(store, lease, { n: 3 });
+          expect(await readState(other, election)).toEqual({ value: { n: 3 }, term: lease.term });
+          await store.release(lease, { signal: callSignal() });
+          // And a stale write through the recovered link is still refused.
+          await expectLost(write(store, lease, { n: 0 }));
+        } finally {
+          // Not the store itself: the in-memory target shares one store across its cases.
+          await losing.close?.();
+        }
       },
       FAST_TEST_TIMEOUT_MS,
     );
