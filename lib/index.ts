@@ -46,6 +46,7 @@ export {
   type AcquireResult,
   type CallOptions,
   FatalLeaseStoreError,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -55,6 +56,7 @@ export {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  type StateCallOptions,
   TransientLeaseStoreError,
 } from './stores/lease-store.js';
 export { InMemoryLeaseStore } from './stores/memory.store.js';
