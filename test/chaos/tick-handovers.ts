@@ -31,6 +31,8 @@ export interface TickEntry {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A bound for a race: does not keep the test process alive once the race is decided. */
+const bound = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** One fixture process. */
 class Replica {
@@ -90,7 +92,7 @@ export class TickCluster {
       replica.exited.then(() => {
         throw new Error(`${id} exited before it was ready:\n${replica.output.slice(-20).join('\n')}`);
       }),
-      sleep(30_000).then(() => {
+      bound(30_000).then(() => {
         throw new Error(`${id} not ready after 30 s:\n${replica.output.slice(-20).join('\n')}`);
       }),
     ]);
@@ -130,7 +132,7 @@ export class TickCluster {
   /** SIGTERM everyone still running, wait for the exits; then read the state left in the store. */
   async stop(): Promise<void> {
     for (const r of this.live()) r.child.kill('SIGTERM');
-    await Promise.race([Promise.all(this.replicas.map((r) => r.exited)), sleep(15_000)]);
+    await Promise.race([Promise.all(this.replicas.map((r) => r.exited)), bound(15_000)]);
     for (const r of this.live()) r.child.kill('SIGKILL');
   }
 
