@@ -5,7 +5,7 @@
 //
 // Two replicas 500 ms apart on the wall clock; the leader gets SIGTERM or kill -9 (alternating)
 // 100 ms after one of its ticks; batches of 10 handovers, each batch a fresh table and election.
-// Prints the figures and writes them to bench/results/once-per-tick.json. Exit code 1 when a tick
+// Prints the figures and writes them to bench/results/once-per-tick-<missed>.json. Exit code 1 when a tick
 // ran twice, or (catch-up) when the most recent tick before an election did not run exactly once.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -82,7 +82,7 @@ const result = {
   duplicates,
 };
 console.log(JSON.stringify(result, null, 2));
-const out = join(dirname(fileURLToPath(import.meta.url)), 'results', 'once-per-tick.json');
+const out = join(dirname(fileURLToPath(import.meta.url)), 'results', `once-per-tick-${missed}.json`);
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
 console.log(`saved ${out}`);
