@@ -147,16 +147,14 @@ export class TickCluster {
 
   async dispose(): Promise<void> {
     await this.stop();
-    const store = new PostgresLeaseStore({ connection: PG_URL, table: this.table });
+    // A table per run: drop it, whatever happened.
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: PG_URL });
     try {
-      // A table per run: drop it, whatever happened.
-      const pg = (await import('pg')).default;
-      const client = new pg.Client({ connectionString: PG_URL });
       await client.connect();
       await client.query(`DROP TABLE IF EXISTS ${this.table}`);
-      await client.end();
     } finally {
-      await store.close();
+      await client.end().catch(() => undefined);
       rmSync(this.dir, { recursive: true, force: true });
     }
   }
