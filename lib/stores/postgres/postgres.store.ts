@@ -281,8 +281,9 @@ export class PostgresLeaseStore implements LeaseStore {
       .then(
         () => undefined,
         (error: unknown) => {
-          // Two instances creating the table at once: the loser sees a duplicate, which is success.
-          if (errorCode(error) === '23505' || errorCode(error) === '42P07') return;
+          // Two instances creating the table at once: the loser sees a duplicate (of the table, its
+          // row type or a catalog row, depending on where the race is lost), which is success.
+          if (['23505', '42P07', '42710'].includes(errorCode(error) ?? '')) return;
           this.tableReady = undefined;
           throw error;
         },
