@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type CronMetadata, CronSchedule } from './cron-schedule.js';
 import { messages } from './leader-election.messages.js';
 import type { LeaderStateEntry } from './stores/lease-store.js';
@@ -112,12 +113,17 @@ export class TickLedger {
   }
 }
 
-/** `tick:<job>` within the state keys' alphabet [A-Za-z0-9._:-]; other characters escaped as `_xx`. */
+/**
+ * `tick:<job>` within the state keys' alphabet [A-Za-z0-9._:-] and 200 characters: other characters
+ * escaped as `_xx`; a name too long is cut and suffixed with a hash of the whole, so it stays unique.
+ */
 export function tickKey(job: string): string {
   const escaped = job.replace(/[^A-Za-z0-9.:-]/g, (c) =>
     [...Buffer.from(c, 'utf8')].map((byte) => `_${byte.toString(16).padStart(2, '0')}`).join(''),
   );
-  return `tick:${escaped}`.slice(0, 200);
+  const key = `tick:${escaped}`;
+  if (key.length <= 200) return key;
+  return `${key.slice(0, 183)}-${createHash('sha256').update(job).digest('hex').slice(0, 16)}`;
 }
 
 /** The job name of a once-per-tick method: the @Cron `name` option, else `Class.method`. */

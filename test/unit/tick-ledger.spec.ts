@@ -179,5 +179,9 @@ describe('TickLedger', () => {
     expect(tickKey('daily report')).toBe('tick:daily_20report');
     expect(tickKey('a_b')).not.toBe(tickKey('a b'));
     expect(tickKey('a_b')).toMatch(/^[A-Za-z0-9._:-]+$/);
+    const long = 'x'.repeat(300);
+    expect(tickKey(long)).toHaveLength(200);
+    expect(tickKey(`${long}a`)).not.toBe(tickKey(`${long}b`));
+    expect(tickKey(`${long}a`)).toMatch(/^[A-Za-z0-9._:-]+$/);
   });
 });
