@@ -28,7 +28,7 @@ export {
   type LeadershipTerm,
 } from './leader-election.service.js';
 export { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
-export { LeaderOnly } from './leader-only.decorator.js';
+export { LeaderOnly, type LeaderOnlyOptions } from './leader-only.decorator.js';
 export { NotLeaderException, type NotLeaderResponseBody } from './leader-only.exception.js';
 export { LeaderOnlyGuard } from './leader-only.guard.js';
 export {
@@ -46,6 +46,7 @@ export {
   type AcquireResult,
   type CallOptions,
   FatalLeaseStoreError,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -55,6 +56,7 @@ export {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  type StateCallOptions,
   TransientLeaseStoreError,
 } from './stores/lease-store.js';
 export { InMemoryLeaseStore } from './stores/memory.store.js';

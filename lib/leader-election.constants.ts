@@ -13,6 +13,9 @@ export const LEADER_ELECTION_ELECTOR_FACTORY = Symbol('leader-election:elector-f
 /** Reflect-metadata key marking a `@LeaderOnly()` method (value: true). */
 export const LEADER_ONLY_METADATA = 'leader-election:leader-only';
 
+/** Reflect-metadata key of a `@LeaderOnly()` method's declaration (label, resolved options, original method). */
+export const LEADER_ONLY_OPTIONS_METADATA = 'leader-election:leader-only-options';
+
 /** Reflect-metadata key listing the leadership hooks of a method (`'elected' | 'revoked' | 'leader-changed'`[]). */
 export const LEADERSHIP_HOOKS_METADATA = 'leader-election:hooks';
 

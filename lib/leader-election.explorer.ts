@@ -6,26 +6,40 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { Subscription } from 'rxjs';
+import { filter, type Subscription } from 'rxjs';
+import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from './cron-schedule.js';
 import type { LeadershipEvent } from './election/elector.js';
 import { isPromiseLike } from './in-flight.tracker.js';
 import {
   LEADER_ELECTION_BINDING,
   LEADER_ONLY_METADATA,
+  LEADER_ONLY_OPTIONS_METADATA,
   LEADERSHIP_HOOKS_METADATA,
   LOGGER_CONTEXT,
 } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { LeaderElectionService } from './leader-election.service.js';
-import { bindingOf, type LeaderOnlyBinding } from './leader-only.decorator.js';
+import {
+  bindingOf,
+  type LeaderOnlyBinding,
+  type LeaderOnlyDeclaration,
+  type LeaderOnlyTick,
+} from './leader-only.decorator.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
 import type { LeadershipHookKind } from './leadership-hooks.decorator.js';
+import { type TickJob, TickLedger, tickJobName } from './tick.ledger.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
   elected: 'OnElected',
   revoked: 'OnRevoked',
   'leader-changed': 'OnLeaderChanged',
 };
+
+/** A `missed: 'catch-up'` job: what a new leader runs for the most recent missed tick. */
+interface CatchUpJob {
+  job: TickJob;
+  run: () => unknown;
+}
 
 interface Hook {
   kind: LeadershipHookKind;
@@ -48,6 +62,11 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   private readonly known = new WeakSet<object>();
   private bootstrapped = false;
   private subscription?: Subscription;
+  private readonly ticks: TickLedger;
+  /** Once-per-tick jobs by label, resolved at their first run. */
+  private readonly tickJobs = new Map<string, TickJob>();
+  private readonly catchUps: CatchUpJob[] = [];
+  private electedSubscription?: Subscription;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -56,12 +75,17 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     guard: LeaderOnlyGuard,
   ) {
     // The service decides and counts; a route reached without the guard's consent throws its 503.
+    this.ticks = new TickLedger(election, {
+      log: (message) => this.logger.log(message),
+      warn: (message) => this.logger.warn(message),
+      debug: (message) => this.logger.debug(message),
+    });
     this.binding = {
-      invoke: (label, isRoute, call, skipped) =>
-        election.runHandler(label, call, () => {
+      invoke: (label, isRoute, call, skipped, tick) =>
+        election.runHandler(label, tick ? async () => this.ticks.runTick(this.tickJob(tick), call) : call, () => {
           if (isRoute) throw guard.notLeaderException();
           this.logger.debug(messages.jobSkipped(label, election.election, election.isSteppingDown));
-          return skipped();
+          return tick ? Promise.resolve(undefined) : skipped();
         }),
     };
   }
@@ -73,10 +97,18 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   onApplicationBootstrap(): void {
     this.bootstrapped = true;
     if (this.hooks.length > 0) this.listen(this.hooks);
+    if (this.catchUps.length > 0) {
+      this.electedSubscription = this.election.events$
+        .pipe(filter((event) => event.type === 'elected'))
+        .subscribe(() => this.catchUp());
+      // Elected during module init, before this subscription: that election counts too.
+      if (this.election.isLeader()) this.catchUp();
+    }
   }
 
   onApplicationShutdown(): void {
     this.subscription?.unsubscribe();
+    this.electedSubscription?.unsubscribe();
   }
 
   /**
@@ -124,11 +156,58 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const label = `${owner}.${method}`;
       found.labels.push(label);
       found.hasLeaderOnly ||= leaderOnly;
-      if (leaderOnly) this.election.declareLeaderOnly(label);
+      if (leaderOnly) {
+        this.election.declareLeaderOnly(label);
+        this.checkDeclaration(fn, instance);
+      }
       for (const kind of kinds)
         found.hooks.push({ kind, label, instance: instance as Record<string, unknown>, method });
     }
     return found;
+  }
+
+  /**
+   * Startup checks of a `@LeaderOnly` method's options (every decorator has run by now), so a
+   * mistake fails `init()` naming the method; registers its catch-up.
+   */
+  private checkDeclaration(fn: object, instance: object): void {
+    const declared: LeaderOnlyDeclaration | undefined = Reflect.getMetadata(LEADER_ONLY_OPTIONS_METADATA, fn);
+    if (!declared) return;
+    const { label, options, original } = declared;
+    const configured = this.election.election;
+    if (options.election !== undefined && options.election !== configured) {
+      throw new Error(messages.leaderOnlyUnknownElection(label, options.election, configured));
+    }
+    if (options.once !== 'per-tick') return;
+    const cron: CronMetadata | undefined = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, fn);
+    if (!cron) throw new Error(messages.perTickWithoutCron(label));
+    const store = this.election.leaderStateStore();
+    if (store !== true) throw new Error(messages.perTickNeedsState(label, store));
+    if (options.missed === 'catch-up') {
+      this.catchUps.push({ job: { job: tickJobName(cron, label), label, cron }, run: () => original.call(instance) });
+    }
+  }
+
+  /** The job of a once-per-tick call, from the method's @Cron metadata (read at its first run). */
+  private tickJob(tick: LeaderOnlyTick): TickJob {
+    let job = this.tickJobs.get(tick.label);
+    if (!job) {
+      const cron = tick.cron();
+      if (!cron) throw new Error(messages.perTickWithoutCron(tick.label));
+      job = { job: tickJobName(cron, tick.label), label: tick.label, cron };
+      this.tickJobs.set(tick.label, job);
+    }
+    return job;
+  }
+
+  /** A new term: each catch-up job runs its most recent missed tick, tracked like any leader-only call. */
+  private catchUp(): void {
+    for (const { job, run } of this.catchUps) {
+      const started = this.election.runHandler(job.label, () => this.ticks.catchUp(job, run));
+      Promise.resolve(started).catch((error: unknown) =>
+        this.logger.error(messages.tickCatchUpFailed(job.job, error instanceof Error ? error.message : String(error))),
+      );
+    }
   }
 
   /** Marks `instance` as this application's; false when another app has it. */

@@ -151,7 +151,7 @@ export const messages = {
     authFailed: (code: string) =>
       `RedisLeaseStore: the server refused the login (${code}): check the username and password of the connection (the ACL user and its password, or requirepass)`,
     permissionDenied: (prefix: string) =>
-      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, DEL, PUBLISH, SUBSCRIBE, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +del +publish +subscribe +ping`,
+      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, DEL, PUBLISH, SUBSCRIBE, HSET, HGET, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +del +publish +subscribe +hset +hget +ping`,
     replicaReadOnly:
       'RedisLeaseStore: the server is a read-only replica (READONLY): connect to the primary (or through Sentinel)',
   },
@@ -231,6 +231,48 @@ export const messages = {
     `stuck: ${handler} has been running for ${Math.round(runningMs)} ms (stuckAfterMs ${stuckAfterMs})`,
   resigningStuck: (election: string, handler: string) =>
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
+
+  // ---- Leader state, store side (issue 16: lib/stores/**) ---------------------------------------
+  state: {
+    unsupported: (store: string) =>
+      `${store} does not support leader state (it implements no writeState/readState); use a built-in store or add both methods to it`,
+    invalidKey: (value: unknown) =>
+      `leader state key must be 1-200 characters of [A-Za-z0-9._:-] (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 210)) : String(value)})`,
+    tooLarge: (store: string, bytes: number, limit: number) =>
+      `${store}: the leader state value is ${bytes} bytes of JSON, more than limits.maxStateBytes (${limit} bytes)`,
+    notSerialisable: (store: string, what: string) =>
+      `${store}: the leader state value is not JSON-serialisable (${what})`,
+    corrupt: (store: string, election: string, key: string) =>
+      `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
+    columnMissing: (store: string, table: string, migration: string) =>
+      `${store}: table ${table} has no state column (it was created by a version before leader state) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
+    lost: (election: string, term: number) =>
+      `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
+  },
+
+  // ---- Leader state and once-per-tick cron runs (issue 16) ------------------------------------
+  stateNotLeader: (election: string) =>
+    `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,
+  leaderOnlyOptions: (target: string, detail: string) => `@LeaderOnly() on ${target}: ${detail}`,
+  leaderOnlyUnknownElection: (target: string, election: string, configured: string) =>
+    `@LeaderOnly({ election: "${election}" }) on ${target}: this application has one election, "${configured}"; use that name or leave election out`,
+  perTickWithoutCron: (target: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: the method has no @Cron() schedule (from @nestjs/schedule); once per tick works on cron jobs only`,
+  perTickNeedsState: (target: string, store: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: ${store} does not support leader state, which once-per-tick runs are recorded in; use a built-in store`,
+  tickSkippedRecorded: (job: string, fireTime: string) => `skipped ${job} tick ${fireTime}: already run by a leader`,
+  tickRecordFailed: (job: string, fireTime: string, reason: string) =>
+    `skipped ${job} tick ${fireTime}: could not record the run before starting it (${reason})`,
+  tickCatchUp: (job: string, fireTime: string) =>
+    `${job}: catching up tick ${fireTime}, which no leader ran (missed: 'catch-up')`,
+  leaderOnlyBadValue: (option: string, value: unknown, expected: string) =>
+    `${option} must be ${expected} (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`,
+  leaderOnlyMissedWithoutOnce: "missed applies to once: 'per-tick' only; add once: 'per-tick' or remove missed",
+  perTickNeedsExpression: (target: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: the @Cron() time is not a cron expression string (a one-off Date has no ticks to count)`,
+  perTickNoCronPackage: (target: string, reason: string) =>
+    `@LeaderOnly({ once: 'per-tick' }) on ${target}: could not load the "cron" package (a dependency of @nestjs/schedule) to compute fire times: ${reason}`,
+  tickCatchUpFailed: (job: string, reason: string) => `${job}: catch-up after election failed: ${reason}`,
 } as const;
 
 function formatSeconds(ms: number): string {

@@ -34,6 +34,7 @@ import { ElectionMetrics } from './metrics/election.metrics.js';
 import { instrumentLeaseStore, type StoreCallSink } from './metrics/instrumented.store.js';
 import { resolveMeter } from './metrics/otel-api.js';
 import { onSettled } from './metrics/settled.js';
+import type { LeaderStateEntry } from './stores/lease-store.js';
 import { type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
 /** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */
@@ -232,6 +233,30 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   trackHook<T>(call: () => T, stuckAs?: string): T {
     const { stuckWork } = this;
     return this.hookCalls.track(stuckWork && stuckAs ? () => stuckWork.track(stuckAs, call) : call);
+  }
+
+  /**
+   * Leader state: the value last written under `key` (default `'state'`) by any leader, with the
+   * term that wrote it; undefined when never written. Any replica may read.
+   */
+  readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
+    return this.elector.readState<T>(key);
+  }
+
+  /**
+   * Writes leader state (JSON-serialisable, up to the store's limit, at least 64 KiB), fenced by the
+   * store: accepted only while this instance's lease is the current one there, so a leader resumed
+   * after a pause can never overwrite a newer leader's value. On a non-leader it rejects at once
+   * with `LeaseLostError`. Still allowed while stepping down (the lease is ours until released), so
+   * draining work can save its checkpoint. Keys starting with `tick:` belong to `once: 'per-tick'`.
+   */
+  writeState<T = unknown>(value: T, key?: string): Promise<void> {
+    return this.elector.writeState<T>(value, key);
+  }
+
+  /** @internal true when leader state works here, else the store's name (for a startup error). */
+  leaderStateStore(): true | string {
+    return this.elector.supportsState || (this.options.store?.name ?? 'the store');
   }
 
   /** Give up leadership now (the term's signal aborts) and sit out one round so another instance wins. */

@@ -1,6 +1,11 @@
 import { UseGuards } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
-import { LEADER_ELECTION_BINDING, LEADER_ONLY_METADATA } from './leader-election.constants.js';
+import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from './cron-schedule.js';
+import {
+  LEADER_ELECTION_BINDING,
+  LEADER_ONLY_METADATA,
+  LEADER_ONLY_OPTIONS_METADATA,
+} from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
 
@@ -30,13 +35,24 @@ import { LeaderOnlyGuard } from './leader-only.guard.js';
  * saying how to fix it, instead of being skipped unseen. In unit tests, let Nest create the
  * instance with `LeaderElectionTestingModule`, or bind a `new` one with `TestingLeadership.bind()`
  * (`nestjs-leader-election/testing`).
+ *
+ * Options (`@LeaderOnly('name')` is short for `{ election: 'name' }`):
+ * - `election`: the election that decides; the app has one today, so a name other than the
+ *   configured election fails at startup.
+ * - `once: 'per-tick'` (on an `@Cron` method): each scheduled fire time runs at most once across
+ *   all replicas and handovers. The run is recorded in leader state (key `tick:<job>`, fenced by the
+ *   store) before the method starts; a tick already recorded, or that cannot be recorded, is
+ *   skipped. The method's calls then answer with a promise.
+ * - `missed: 'skip' | 'catch-up'` (with `once: 'per-tick'`, default `'skip'`): with `'catch-up'`,
+ *   a newly elected leader runs the most recent tick no leader ran, if it was due at most 24 h ago.
  */
-export function LeaderOnly(): MethodDecorator {
+export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorator {
   return <T>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<T>) => {
     const value: unknown = descriptor.value;
     if (typeof value !== 'function') {
       throw new TypeError(messages.notAMethod(describe(target, propertyKey)));
     }
+    const resolved = resolveLeaderOnlyOptions(describe(target, propertyKey), options);
     const original = value as (...args: unknown[]) => unknown;
     // Applied twice (or inherited and re-decorated): one wrapper is enough.
     if (Reflect.getMetadata(LEADER_ONLY_METADATA, original) === true) return descriptor;
@@ -53,6 +69,11 @@ export function LeaderOnly(): MethodDecorator {
     // Route-ness is read at the first call, not here: @Get() may be applied after us, onto the
     // wrapper. By the first call every decorator has run, so it is read once (hot path).
     let routeness: boolean | undefined;
+    const tick: LeaderOnlyTick | undefined =
+      resolved.once === 'per-tick'
+        ? // Read at the call: @Cron may be applied after us, onto the wrapper.
+          { label, missed: resolved.missed, cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper) }
+        : undefined;
     const wrapper = new Proxy(original, {
       apply: (method, self: unknown, args: unknown[]) => {
         routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper);
@@ -65,13 +86,15 @@ export function LeaderOnly(): MethodDecorator {
           // Nobody can say whether this instance leads: refuse loudly rather than skip silently.
           return unbound();
         }
-        return binding.invoke(label, isRoute, () => Reflect.apply(method, self, args), skipped);
+        return binding.invoke(label, isRoute, () => Reflect.apply(method, self, args), skipped, tick);
       },
     });
     for (const key of Reflect.getOwnMetadataKeys(original)) {
       Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
     }
     Reflect.defineMetadata(LEADER_ONLY_METADATA, true, wrapper);
+    const declared: LeaderOnlyDeclaration = { label, options: resolved, original };
+    Reflect.defineMetadata(LEADER_ONLY_OPTIONS_METADATA, declared, wrapper);
     descriptor.value = wrapper as T;
     // Inert on non-route methods; on routes it refuses followers before pipes and the handler run.
     UseGuards(LeaderOnlyGuard)(target, propertyKey, descriptor);
@@ -79,9 +102,63 @@ export function LeaderOnly(): MethodDecorator {
   };
 }
 
+export interface LeaderOnlyOptions {
+  /** The election that decides (default: the app's one election). */
+  election?: string;
+  /** `'per-tick'`: each fire time of the method's `@Cron` schedule runs at most once, on one replica. */
+  once?: 'per-tick';
+  /** With `once: 'per-tick'`: what a new leader does about the most recent tick no leader ran. Default `'skip'`. */
+  missed?: 'skip' | 'catch-up';
+}
+
+export interface ResolvedLeaderOnlyOptions {
+  election?: string;
+  once?: 'per-tick';
+  missed: 'skip' | 'catch-up';
+}
+
+/** @internal What the explorer reads of a `@LeaderOnly` method at startup. */
+export interface LeaderOnlyDeclaration {
+  label: string;
+  options: ResolvedLeaderOnlyOptions;
+  /** The undecorated method, for a catch-up run the explorer starts itself. */
+  original: (...args: unknown[]) => unknown;
+}
+
+/** @internal A once-per-tick call: its job's identity and schedule. */
+export interface LeaderOnlyTick {
+  label: string;
+  missed: 'skip' | 'catch-up';
+  cron: () => CronMetadata | undefined;
+}
+
 /** What an application's explorer attaches to each instance that has `@LeaderOnly` methods. */
 export interface LeaderOnlyBinding {
-  invoke(label: string, isRoute: boolean, call: () => unknown, skipped: () => unknown): unknown;
+  invoke(label: string, isRoute: boolean, call: () => unknown, skipped: () => unknown, tick?: LeaderOnlyTick): unknown;
+}
+
+const OPTION_KEYS = ['election', 'once', 'missed'] as const;
+
+/** Checked when the decorator is applied, so a typo fails at import, naming the method. */
+function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOptions = {}): ResolvedLeaderOnlyOptions {
+  const fail = (detail: string) => new TypeError(messages.leaderOnlyOptions(label, detail));
+  if (typeof options === 'string') options = { election: options };
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw fail(messages.optionNotObject('the options', options));
+  }
+  for (const key of Object.keys(options)) {
+    if (!(OPTION_KEYS as readonly string[]).includes(key)) throw fail(messages.optionUnknown(key, OPTION_KEYS));
+  }
+  const { election, once, missed } = options;
+  if (election !== undefined && (typeof election !== 'string' || election === '')) {
+    throw fail(messages.leaderOnlyBadValue('election', election, 'a non-empty string'));
+  }
+  if (once !== undefined && once !== 'per-tick') throw fail(messages.leaderOnlyBadValue('once', once, "'per-tick'"));
+  if (missed !== undefined && missed !== 'skip' && missed !== 'catch-up') {
+    throw fail(messages.leaderOnlyBadValue('missed', missed, "'skip' or 'catch-up'"));
+  }
+  if (missed !== undefined && once === undefined) throw fail(messages.leaderOnlyMissedWithoutOnce);
+  return { election, once, missed: missed ?? 'skip' };
 }
 
 /** The binding of `instance`, or what it is already bound to. */

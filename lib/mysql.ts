@@ -4,5 +4,6 @@ export {
   MYSQL_LEASE_TABLE_SQL,
   MySqlLeaseStore,
   type MySqlLeaseStoreOptions,
+  mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,
 } from './stores/mysql/mysql.store.js';

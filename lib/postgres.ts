@@ -4,5 +4,6 @@ export {
   POSTGRES_LEASE_TABLE_SQL,
   PostgresLeaseStore,
   type PostgresLeaseStoreOptions,
+  postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
 } from './stores/postgres/postgres.store.js';

@@ -1,7 +1,15 @@
 import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
-import { type LeaseStore, type LeaseStoreError, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';
+import {
+  type LeaderStateEntry,
+  LeaseLostError,
+  type LeaseStore,
+  type LeaseStoreError,
+  type LeaseWatch,
+  toLeaseStoreError,
+} from '../stores/lease-store.js';
+import { stateUnsupportedError, supportsState } from '../stores/store-support.js';
 import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
@@ -78,6 +86,36 @@ export class ElectionLoop {
     if (this.term && !this.term.isOver()) return false;
     this.stepDown(messages.reasonDeadline, true);
     return true;
+  }
+
+  /**
+   * Leader state, written with the current lease so the store refuses it once the lease is not
+   * ours. Rejects at once (nothing sent) when not leading or past the deadline; the call is bounded
+   * by the term's remaining time, like a renew. A `LeaseLostError` from the store ends the term.
+   */
+  async writeState(value: unknown, key: string | undefined): Promise<void> {
+    const { store, election } = this.d;
+    if (!supportsState(store)) throw stateUnsupportedError(store);
+    const term = this.state === 'leader' && !this.checkDeadline() ? this.term : undefined;
+    if (!term) throw new LeaseLostError(messages.stateNotLeader(election));
+    try {
+      await this.calls.call(term.remainingMs(), (signal) =>
+        store.writeState(term.lease, value, key === undefined ? { signal } : { signal, key }),
+      );
+    } catch (error) {
+      // The store judged our lease gone: the term is over here too (a renew would say the same).
+      if (error instanceof LeaseLostError && this.term === term) this.stepDown(messages.reasonLost, false);
+      throw error;
+    }
+  }
+
+  /** Any replica may read; bounded like a follower's call. */
+  async readState(key: string | undefined): Promise<LeaderStateEntry | undefined> {
+    const { store, election } = this.d;
+    if (!supportsState(store)) throw stateUnsupportedError(store);
+    return this.calls.call(this.callTimeoutMs, (signal) =>
+      store.readState(election, key === undefined ? { signal } : { signal, key }),
+    );
   }
 
   async stop({ release = true, beforeRelease }: StopOptions): Promise<void> {

@@ -39,7 +39,8 @@ import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import type { LeaseStore } from '../stores/lease-store.js';
+import type { LeaderStateEntry, LeaseStore } from '../stores/lease-store.js';
+import { supportsState } from '../stores/store-support.js';
 import { ElectionLoop } from './election-loop.js';
 import {
   defaultLogger,
@@ -128,6 +129,31 @@ export class Elector {
     const term = this.loop.term;
     if (this.isLeader() && term) return term.signal;
     return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
+  }
+
+  /** The store implements leader state (readState and writeState). */
+  get supportsState(): boolean {
+    return supportsState(this.store);
+  }
+
+  /**
+   * The leader-state value under `key` (default `'state'`, the user's value) with the term that
+   * wrote it; undefined when never written. Any replica may read. Needs a store with the state
+   * capability (every built-in store has it).
+   */
+  async readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
+    return (await this.loop.readState(key)) as LeaderStateEntry<T> | undefined;
+  }
+
+  /**
+   * Writes `value` (JSON-serialisable) under `key`, fenced by the store: it succeeds only while our
+   * lease is still the current one there, so a process resumed from a pause can never overwrite
+   * what a newer leader wrote. Not leading (or past the deadline): rejects at once with
+   * `LeaseLostError`, without calling the store. Bounded by the term's remaining time, like a renew;
+   * a `LeaseLostError` from the store ends the term.
+   */
+  writeState<T = unknown>(value: T, key?: string): Promise<void> {
+    return this.loop.writeState(value, key);
   }
 
   /** Resolves after the first acquire attempt (won, lost or failed); never waits a poll interval. */

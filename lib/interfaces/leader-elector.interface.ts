@@ -20,6 +20,9 @@ export type LeaderElector = Pick<
   | 'resign'
   | 'status'
   | 'health'
+  | 'readState'
+  | 'writeState'
+  | 'supportsState'
 >;
 
 /** Builds the service's elector from the module options (with the service's logger). */

@@ -63,6 +63,21 @@ export interface LeaseStore {
   watch?(election: string, onMayBeFree: () => void): LeaseWatch;
 
   /**
+   * Optional leader-state capability (declared by implementing both `writeState` and `readState`).
+   * Write `value` (JSON-serialisable) under `options.key` of `lease.election`, only if `lease` is
+   * still the current, unexpired lease of its election AS JUDGED BY THE STORE (server time,
+   * lease-id condition), in one atomic conditional operation. Otherwise rejects with
+   * {@link LeaseLostError} and leaves the state unchanged. Values larger than
+   * `limits.maxStateBytes` (default and minimum 64 KiB, UTF-8 JSON) reject with a RangeError naming
+   * the limit, before anything is sent. An acquire never clears state: the next leader reads what
+   * the previous one wrote.
+   */
+  writeState?(lease: Lease, value: unknown, options: StateCallOptions): Promise<void>;
+
+  /** Any replica may read: the last value written under `key`, with the term that wrote it. */
+  readState?(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined>;
+
+  /**
    * Close connections the store opened itself; never a client the user passed in. Waits (up to
    * 5 s) for its own clean-ups first (give-backs of acquires of unknown outcome). Idempotent. The
    * Nest module calls it on shutdown (`closeStoreOnShutdown`); with a raw `Elector`, call it after
@@ -78,11 +93,29 @@ export interface LeaseStoreLimits {
   leaseDurationStepMs?: number;
   /** Why the range is what it is, quoted in the validation error. */
   reason: string;
+  /** Largest leader-state value (UTF-8 JSON bytes) `writeState` accepts. Default and minimum 65536. */
+  maxStateBytes?: number;
 }
 
 export interface CallOptions {
   /** Aborts the call; the store must settle promptly once it fires. */
   signal: AbortSignal;
+}
+
+/** Where a leader-state value lives, beside the lease of its election. */
+export interface StateCallOptions extends CallOptions {
+  /**
+   * Namespace of the value within the election. Default 'state': the user's value. The library keeps
+   * its own records (e.g. `tick:<job>` for once-per-tick cron runs) under other keys, so they never
+   * touch the user's value. 1-200 chars of [A-Za-z0-9._:-].
+   */
+  key?: string;
+}
+
+export interface LeaderStateEntry<T = unknown> {
+  value: T;
+  /** The term (fencing token) of the lease that wrote it. */
+  term: number;
 }
 
 export interface AcquireRequest extends CallOptions {

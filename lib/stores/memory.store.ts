@@ -4,6 +4,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -11,15 +12,25 @@ import {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  type StateCallOptions,
   toLeaseStoreError,
 } from './lease-store.js';
-import { StoreCalls, WatchFanOut } from './store-support.js';
+import {
+  decodeStateEntry,
+  prepareStateWrite,
+  StoreCalls,
+  stateKey,
+  stateLostError,
+  WatchFanOut,
+} from './store-support.js';
 
 interface Slot {
   holder?: string;
   leaseId?: string;
   expiresAt: number;
   term: number;
+  /** Leader state by key, as the JSON a real store would keep (so a read never shares objects). */
+  state: Map<string, string>;
 }
 
 /**
@@ -76,6 +87,19 @@ export class InMemoryLeaseStore implements LeaseStore {
     return this.watchers.add(election, onMayBeFree);
   }
 
+  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    const write = prepareStateWrite(this, lease, value, options);
+    return this.calls.run(options.signal, async () => this.putState(lease, write.key, write.entry));
+  }
+
+  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    const key = stateKey(options);
+    return this.calls.run(options.signal, async () => {
+      const stored = this.slot(election).state.get(key);
+      return stored === undefined ? undefined : decodeStateEntry(this.name, election, key, stored);
+    });
+  }
+
   /**
    * The protocol's one write: take the slot under `leaseId` if free or expired. Protected so a test
    * can put a fault between the shared acquire rule and it (a reply lost after the write applied).
@@ -93,6 +117,16 @@ export class InMemoryLeaseStore implements LeaseStore {
     };
   }
 
+  /**
+   * The state protocol's one write, conditional on the lease being the slot's current unexpired one.
+   * Protected so a test can lose the answer after the write applied.
+   */
+  protected putState(lease: Lease, key: string, entry: string): void | Promise<void> {
+    const slot = this.slot(lease.election);
+    if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) throw stateLostError(lease);
+    slot.state.set(key, entry);
+  }
+
   private free(election: string, leaseId: string): void {
     const slot = this.slot(election);
     if (slot.leaseId !== leaseId || !this.isHeld(slot)) return;
@@ -103,7 +137,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   private slot(election: string): Slot {
-    const slot = this.slots.get(election) ?? { expiresAt: 0, term: 0 };
+    const slot = this.slots.get(election) ?? { expiresAt: 0, term: 0, state: new Map() };
     this.slots.set(election, slot);
     return slot;
   }

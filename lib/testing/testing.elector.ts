@@ -3,6 +3,16 @@ import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopO
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
 import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
 import { messages } from '../leader-election.messages.js';
+import { type LeaderStateEntry, LeaseLostError } from '../stores/lease-store.js';
+import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/store-support.js';
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/** The testing kit's stand-in for a store's name and limits, in state errors. */
+const STATE_STORE = {
+  name: 'LeaderElectionTestingModule',
+  limits: { minLeaseDurationMs: 1, maxLeaseDurationMs: 1, reason: '' },
+};
 
 /**
  * An elector moved by hand (by {@link TestingLeadership}) instead of by a store and timers. It makes
@@ -10,6 +20,11 @@ import { messages } from '../leader-election.messages.js';
  * `leader-changed` on winning; the term's signal aborted, `revoked`, then `leader-changed` on losing —
  * so the real LeaderElectionService on top of it behaves as in production. Leadership never expires
  * by itself here: there is no deadline to miss in a test that does not ask for one.
+ *
+ * Leader state lives in memory, kept as JSON like a store does (a read never shares objects with
+ * the writer), with the same rules: `writeState` when not leading rejects with `LeaseLostError`,
+ * keys and the 64 KiB limit are checked as the built-in stores check them. It survives
+ * elect/revoke, as state survives handovers.
  */
 export class TestingElector implements LeaderElector {
   readonly timings: Readonly<ElectorTimings> = DEFAULT_TIMINGS;
@@ -23,6 +38,8 @@ export class TestingElector implements LeaderElector {
   private observedLeader?: string;
   private lastRenewAt?: number;
   private stopping?: Promise<void>;
+  private readonly leaderState = new Map<string, string>();
+  readonly supportsState = true;
 
   constructor(
     readonly election: string,
@@ -51,6 +68,22 @@ export class TestingElector implements LeaderElector {
   get signal(): AbortSignal {
     if (this.isLeader() && this.termController) return this.termController.signal;
     return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
+  }
+
+  async readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
+    const name = stateKey({ key });
+    const stored = this.leaderState.get(name);
+    return stored === undefined
+      ? undefined
+      : (decodeStateEntry(STATE_STORE.name, this.election, name, stored) as LeaderStateEntry<T>);
+  }
+
+  async writeState<T = unknown>(value: T, key?: string): Promise<void> {
+    const term = this.term;
+    if (term === undefined) throw new LeaseLostError(messages.stateNotLeader(this.election));
+    const lease = { election: this.election, holder: this.identity, leaseId: String(term), term };
+    const write = prepareStateWrite(STATE_STORE, lease, value, { key, signal: NEVER_ABORTED });
+    this.leaderState.set(write.key, write.entry);
   }
 
   /** Like the real one, resolves after the "first acquire": won when the kit was told `leader: true`. */

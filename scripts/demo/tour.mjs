@@ -13,7 +13,7 @@ export async function tour(cluster) {
   const results = [];
   // Let the cluster settle: everyone up, a leader elected and seen working.
   await waitUntil(() => state.introduced && state.leader !== undefined, 60_000, 'the cluster to elect a leader');
-  await cluster.nextEvent(
+  const lastReport = await cluster.nextEvent(
     (e) => e.event === 'job' && e.instance === state.leader?.instance,
     30_000,
     'the leader to run its cron job',
@@ -47,6 +47,10 @@ export async function tour(cluster) {
   );
   tourSay(
     `→ ${failover.instance.name} leads after ${seconds(failover.at - crashAt)}; its first cron run came ${seconds(jobMoved.at - crashAt)} after the crash.`,
+  );
+  // The report counter lives in leader state: the new leader continues the crashed one's numbering.
+  tourSay(
+    `→ its report is #${jobMoved.fields.report}; ${crashed.name} wrote #${lastReport.fields.report} (or later) before the crash: the counter lives in leader state, so numbering continues.`,
   );
 
   // 2. A graceful stop: drain, release, and a follower wins at its next try.

@@ -73,6 +73,7 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
   const container = uniqueContainer();
   return {
     leaseDurationMs: LEASE_MS,
+    leaderState: true,
     createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
     createStoreInFreshNamespace: () =>
       new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
@@ -83,6 +84,9 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
         store: new AzureBlobLeaseStore({ connectionString: viaProxy, container }),
         loseNextAcquireReply: (_identity, how) =>
           proxy.set({ kind: 'lose-reply', op: 'lease:acquire', silent: how === 'silence' }),
+        // The only upload to a leased blob is a leader-state write.
+        loseNextReplyContaining: (_marker, how) =>
+          proxy.set({ kind: 'lose-reply', op: 'upload', silent: how === 'silence' }),
         get repliesLost() {
           return proxy.repliesLost;
         },
@@ -140,6 +144,55 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     const properties = await raw.getBlobClient(election).getProperties();
     expect(properties.metadata).toMatchObject({ term: '1', holder: 'creator' });
     expect(properties.leaseState).toBe('leased');
+  });
+
+  test.concurrent('leader state is the blob content; writes keep the term and holder metadata', async () => {
+    const election = uniqueElection('state-metadata');
+    const [a, b] = [store(), store()];
+    const raw = new ContainerClient(connectionString(), container).getBlockBlobClient(election);
+    const first = await acquireOk(a, election, 'holder ü');
+    // The blob as the version before leader state left it: empty content, term and holder metadata.
+    expect((await raw.downloadToBuffer()).length).toBe(0);
+    expect(await a.readState(election, { signal: signal() })).toBeUndefined();
+
+    await a.writeState(first, { cursor: 1 }, { signal: signal() });
+    await a.writeState(first, { tick: 't1' }, { key: 'tick:job', signal: signal() });
+    expect(JSON.parse((await raw.downloadToBuffer()).toString())).toEqual({
+      state: { value: { cursor: 1 }, term: first.term },
+      'tick:job': { value: { tick: 't1' }, term: first.term },
+    });
+    expect(await b.read(election, { signal: signal() })).toEqual({ held: true, holder: 'holder ü', term: first.term });
+    await a.release(first, { signal: signal() });
+    // The term survived the content writes: the next acquisition counts on from it.
+    const second = await acquireOk(b, election, 'b');
+    expect(second.term).toBe(first.term + 1);
+    expect(await b.readState(election, { signal: signal() })).toEqual({ value: { cursor: 1 }, term: first.term });
+    await b.release(second, { signal: signal() });
+  });
+
+  test.concurrent('one leader writing several keys at once loses none (a changed etag is read again)', async () => {
+    const election = uniqueElection('state-concurrent');
+    const a = store();
+    const lease = await acquireOk(a, election, 'a');
+    const keys = Array.from({ length: 6 }, (_, i) => `tick:job-${i}`);
+    await Promise.all(keys.map((key, i) => a.writeState(lease, i, { key, signal: signal() })));
+    for (const [i, key] of keys.entries()) {
+      expect(await a.readState(election, { key, signal: signal() })).toEqual({ value: i, term: lease.term });
+    }
+    await a.release(lease, { signal: signal() });
+  });
+
+  test.concurrent('a blob whose content is not a state map is reported, never overwritten', async () => {
+    const election = uniqueElection('state-corrupt');
+    const a = store();
+    const lease = await acquireOk(a, election, 'a');
+    const raw = new ContainerClient(connectionString(), container).getBlockBlobClient(election);
+    const properties = await raw.getProperties();
+    await raw.upload('not json', 8, { conditions: { leaseId: lease.leaseId }, metadata: properties.metadata });
+    await expect(a.readState(election, { signal: signal() })).rejects.toMatchObject({ kind: 'fatal' });
+    await expect(a.writeState(lease, 1, { signal: signal() })).rejects.toMatchObject({ kind: 'fatal' });
+    expect((await raw.downloadToBuffer()).toString()).toBe('not json');
+    await a.release(lease, { signal: signal() });
   });
 
   test.concurrent('a wrong account key is fatal, names what to fix and quotes neither key nor connection string', async () => {

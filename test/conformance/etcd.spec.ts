@@ -35,6 +35,7 @@ afterAll(async () => {
 
 describeLeaseStoreConformance('EtcdLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
+  leaderState: true,
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}/` }),

@@ -11,6 +11,7 @@ import {
   type LeaseStoreErrorKind,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
+import { describeLeaderStateConformance } from './state.conformance.js';
 
 export interface ConformanceTarget {
   /** The lease duration the tests request; must be within the store's `limits`. */
@@ -24,6 +25,8 @@ export interface ConformanceTarget {
    * the server applied it (a TCP/HTTP proxy in front of the real server, or a fault wrapper).
    */
   createReplyLosingStore(): Promise<ReplyLosingStore> | ReplyLosingStore;
+  /** The store declares the leader-state capability: the state cases run (state.conformance.ts). */
+  leaderState?: boolean;
   teardown?(): Promise<void>;
 }
 
@@ -36,6 +39,11 @@ export interface ReplyLosingStore {
    * connection (`reset`: the call fails), or keep silent (`silence`: the caller's signal ends it).
    */
   loseNextAcquireReply(identity: string, how: ReplyLoss): void;
+  /**
+   * Lose the reply to the next request carrying `marker` (a leader-state write whose value holds
+   * it), after the server applied it. Required when the target declares `leaderState`.
+   */
+  loseNextReplyContaining?(marker: string, how: ReplyLoss): void;
   /** Replies lost so far: proves the fault fired. */
   readonly repliesLost: number;
   close?(): Promise<void>;
@@ -487,6 +495,8 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
         FAST_TEST_TIMEOUT_MS,
       );
     }
+
+    describeLeaderStateConformance(name, t);
   });
 }
 

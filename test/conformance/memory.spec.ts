@@ -1,4 +1,9 @@
-import { type AcquireRequest, type AcquireResult, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import {
+  type AcquireRequest,
+  type AcquireResult,
+  type Lease,
+  TransientLeaseStoreError,
+} from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { describeLeaseStoreConformance, type ReplyLoss } from './lease-store.conformance.js';
 
@@ -13,6 +18,24 @@ class ReplyLosingMemoryStore extends InMemoryLeaseStore {
 
   loseNextAcquireReply(identity: string, how: ReplyLoss): void {
     this.losing.set(identity, how);
+  }
+
+  /** Lose the answer to the next state write whose entry carries `marker`, after it applied. */
+  loseNextStateReply(marker: string, how: ReplyLoss): void {
+    this.losingState = { marker, how };
+  }
+
+  statesLost = 0;
+  private losingState?: { marker: string; how: ReplyLoss };
+
+  protected override putState(lease: Lease, key: string, entry: string): void | Promise<void> {
+    super.putState(lease, key, entry);
+    const losing = this.losingState;
+    if (!losing || !entry.includes(losing.marker)) return;
+    this.losingState = undefined;
+    this.statesLost += 1;
+    if (losing.how === 'reset') throw new TransientLeaseStoreError('reply lost (injected by the test)');
+    return new Promise((resolve) => setTimeout(resolve, 3_000).unref());
   }
 
   protected override take(request: AcquireRequest, leaseId: string): AcquireResult | Promise<AcquireResult> {
@@ -32,6 +55,7 @@ describeLeaseStoreConformance('InMemoryLeaseStore', () => {
   const shared = new ReplyLosingMemoryStore();
   return {
     leaseDurationMs: 500,
+    leaderState: true,
     createStore: () => shared,
     createStoreInFreshNamespace: () => new InMemoryLeaseStore(),
     createReplyLosingStore: () => {
@@ -43,8 +67,13 @@ describeLeaseStoreConformance('InMemoryLeaseStore', () => {
           armed = identity;
           shared.loseNextAcquireReply(identity, how);
         },
+        loseNextReplyContaining: (marker, how) => {
+          armed = undefined;
+          shared.loseNextStateReply(marker, how);
+        },
         get repliesLost() {
-          return armed !== undefined && shared.lostFor.has(armed) ? 1 : 0;
+          if (armed === undefined) return shared.statesLost;
+          return shared.lostFor.has(armed) ? 1 : 0;
         },
       };
     },

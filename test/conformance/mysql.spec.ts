@@ -5,7 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { MySqlLeaseStore, mysqlLeaseTableSql } from '../../lib/stores/mysql/mysql.store.js';
+import {
+  MySqlLeaseStore,
+  mysqlLeaseStateMigrationSql,
+  mysqlLeaseTableSql,
+} from '../../lib/stores/mysql/mysql.store.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
@@ -15,8 +19,8 @@ const table = uniqueName('le_my');
 /** Every table a test may have created; dropped at the end. */
 const tables = new Set([table]);
 
-function freshTable(): string {
-  const name = uniqueName('le_my_fresh');
+function freshTable(prefix = 'le_my_fresh'): string {
+  const name = uniqueName(prefix);
   tables.add(name);
   return name;
 }
@@ -40,6 +44,7 @@ afterAll(async () => {
 
 describeLeaseStoreConformance('MySqlLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
+  leaderState: true,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -75,7 +80,63 @@ describe('MySqlLeaseStore specifics', () => {
       held: false,
       term: 0,
     });
-    expect(await columns()).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at']);
+    expect(await columns()).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at', 'state']);
+  });
+
+  /** The table exactly as the version before leader state created it. */
+  const previousVersionTableSql = (name: string) => `CREATE TABLE \`${name}\` (
+    election VARCHAR(200) NOT NULL, holder VARCHAR(256) NOT NULL, lease_id CHAR(36) NOT NULL, term BIGINT NOT NULL,
+    expires_at DATETIME(3) NOT NULL, PRIMARY KEY (election)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+  const stateColumns = (name: string) =>
+    withConnection(async (connection) => {
+      const [rows] = await connection.query(
+        "SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'state'",
+        [name],
+      );
+      return (rows as { c: string }[]).length;
+    });
+
+  it('upgrade: a table of the previous version gains the state column in place, once, with two instances migrating at once', async () => {
+    const name = freshTable('le_my_old');
+    await withConnection((connection) => connection.query(previousVersionTableSql(name)));
+    const [a, b] = [store({ connection: MYSQL_URL, table: name }), store({ connection: MYSQL_URL, table: name })];
+    const taken = await a.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal() });
+    if (!taken.acquired) throw new Error('not acquired');
+    expect(await stateColumns(name)).toBe(0);
+    // Both instances find the column missing at the same moment and add it: neither fails.
+    const [, read] = await Promise.all([
+      a.writeState(taken.lease, { cursor: 7 }, { signal: signal() }),
+      b.readState('e', { signal: signal() }),
+    ]);
+    expect(read === undefined || read.term === taken.lease.term).toBe(true);
+    expect(await stateColumns(name)).toBe(1);
+    expect(await b.readState('e', { signal: signal() })).toEqual({ value: { cursor: 7 }, term: taken.lease.term });
+    expect(await b.read('e', { signal: signal() })).toEqual({ held: true, holder: 'a', term: taken.lease.term });
+    // A replica of the previous version inserts rows without naming the column: they read as empty.
+    await withConnection((connection) =>
+      connection.query(
+        `INSERT INTO \`${name}\` (election, holder, lease_id, term, expires_at) VALUES ('old', 'old', UUID(), 1, UTC_TIMESTAMP(3))`,
+      ),
+    );
+    expect(await b.readState('old', { signal: signal() })).toBeUndefined();
+  });
+
+  it('upgrade with createTable: false: state calls name the migration to run, then work', async () => {
+    const name = freshTable('le_my_old');
+    await withConnection((connection) => connection.query(previousVersionTableSql(name)));
+    const s = store({ connection: MYSQL_URL, table: name, createTable: false });
+    const taken = await s.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal() });
+    if (!taken.acquired) throw new Error('not acquired');
+    for (const call of [s.writeState(taken.lease, 1, { signal: signal() }), s.readState('e', { signal: signal() })]) {
+      const error = await call.catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'fatal' });
+      expect((error as Error).message).toContain('mysqlLeaseStateMigrationSql()');
+    }
+    await withConnection((connection) => connection.query(mysqlLeaseStateMigrationSql(name)));
+    await s.writeState(taken.lease, 1, { signal: signal() });
+    // Writing the same entry again changes no row, and is still a success.
+    await s.writeState(taken.lease, 1, { signal: signal() });
+    expect(await s.readState('e', { signal: signal() })).toEqual({ value: 1, term: taken.lease.term });
   });
 
   it('uses a table created beforehand from mysqlLeaseTableSql() with createTable: false', async () => {

@@ -5,7 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { PostgresLeaseStore, postgresLeaseTableSql } from '../../lib/stores/postgres/postgres.store.js';
+import {
+  PostgresLeaseStore,
+  postgresLeaseStateMigrationSql,
+  postgresLeaseTableSql,
+} from '../../lib/stores/postgres/postgres.store.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
@@ -43,6 +47,7 @@ afterAll(async () => {
 
 describeLeaseStoreConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
+  leaderState: true,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -85,7 +90,14 @@ describe('PostgresLeaseStore specifics', () => {
           )
         ).rows,
     );
-    expect(columns.map((row) => row.column_name)).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at']);
+    expect(columns.map((row) => row.column_name)).toEqual([
+      'election',
+      'holder',
+      'lease_id',
+      'term',
+      'expires_at',
+      'state',
+    ]);
   });
 
   it('uses a table created beforehand from postgresLeaseTableSql() with createTable: false', async () => {
@@ -95,6 +107,79 @@ describe('PostgresLeaseStore specifics', () => {
     await withClient((client) => client.query(postgresLeaseTableSql(name)));
     const result = await missing.acquire({ election: 'e', identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
     expect(result.acquired).toBe(true);
+  });
+
+  /** The table exactly as the version before leader state created it. */
+  const previousVersionTableSql = (name: string) => `CREATE TABLE "public"."${name}" (
+    election text PRIMARY KEY, holder text NOT NULL, lease_id uuid NOT NULL, term bigint NOT NULL, expires_at timestamptz NOT NULL)`;
+  const stateColumn = (name: string) =>
+    withClient(
+      async (client) =>
+        (
+          await client.query(
+            "SELECT data_type, is_nullable, column_default FROM information_schema.columns WHERE table_name = $1 AND column_name = 'state'",
+            [name],
+          )
+        ).rows,
+    );
+
+  it('upgrade: a table of the previous version gains the state column in place, once, with two instances migrating at once', async () => {
+    const name = freshTable('le_pg_old');
+    await withClient((client) => client.query(previousVersionTableSql(name)));
+    const [a, b] = [store({ connection: PG_URL, table: name }), store({ connection: PG_URL, table: name })];
+    // Leases work on the old table as before; the lease row survives the migration.
+    const taken = await a.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal() });
+    if (!taken.acquired) throw new Error('not acquired');
+    expect(await stateColumn(name)).toEqual([]);
+    // Both instances find the column missing at the same moment and add it: neither fails.
+    const [written, read] = await Promise.all([
+      a.writeState(taken.lease, { cursor: 7 }, { signal: signal() }),
+      b.readState('e', { signal: signal() }),
+    ]);
+    expect(written).toBeUndefined();
+    expect(read === undefined || read.term === taken.lease.term).toBe(true);
+    expect(await stateColumn(name)).toEqual([{ data_type: 'jsonb', is_nullable: 'NO', column_default: "'{}'::jsonb" }]);
+    expect(await b.readState('e', { signal: signal() })).toEqual({ value: { cursor: 7 }, term: taken.lease.term });
+    expect(await b.read('e', { signal: signal() })).toEqual({ held: true, holder: 'a', term: taken.lease.term });
+    // Idempotent: the documented SQL, run again by hand or by another instance, changes nothing.
+    await withClient((client) => client.query(postgresLeaseStateMigrationSql(name)));
+    expect(await b.readState('e', { signal: signal() })).toEqual({ value: { cursor: 7 }, term: taken.lease.term });
+    // A replica of the previous version inserts rows without naming the column: they get the default.
+    await withClient((client) =>
+      client.query(
+        `INSERT INTO "${name}" (election, holder, lease_id, term, expires_at) VALUES ('old', 'old', gen_random_uuid(), 1, now())`,
+      ),
+    );
+    expect(await b.readState('old', { signal: signal() })).toBeUndefined();
+  });
+
+  it('upgrade with createTable: false: state calls name the migration to run, then work', async () => {
+    const name = freshTable('le_pg_old');
+    await withClient((client) => client.query(previousVersionTableSql(name)));
+    const s = store({ connection: PG_URL, table: name, createTable: false });
+    const taken = await s.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal() });
+    if (!taken.acquired) throw new Error('not acquired');
+    for (const call of [s.writeState(taken.lease, 1, { signal: signal() }), s.readState('e', { signal: signal() })]) {
+      const error = await call.catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'fatal' });
+      expect((error as Error).message).toContain('postgresLeaseStateMigrationSql()');
+    }
+    expect(await stateColumn(name)).toEqual([]);
+    await withClient((client) => client.query(postgresLeaseStateMigrationSql(name)));
+    await withClient((client) => client.query(postgresLeaseStateMigrationSql(name)));
+    await s.writeState(taken.lease, 1, { signal: signal() });
+    expect(await s.readState('e', { signal: signal() })).toEqual({ value: 1, term: taken.lease.term });
+  });
+
+  it('refuses U+0000, which jsonb cannot hold, before sending anything', async () => {
+    const s = store({ connection: PG_URL, table });
+    const election = `nul-${randomBytes(4).toString('hex')}`;
+    const taken = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!taken.acquired) throw new Error('not acquired');
+    await expect(s.writeState(taken.lease, 'a\u0000b', { signal: signal() })).rejects.toBeInstanceOf(TypeError);
+    // A backslash followed by the text "u0000" is not the character, and is stored.
+    await s.writeState(taken.lease, '\\u0000', { signal: signal() });
+    expect(await s.readState(election, { signal: signal() })).toEqual({ value: '\\u0000', term: taken.lease.term });
   });
 
   it('never closes a Pool or Client the user passed in; close() is idempotent', async () => {

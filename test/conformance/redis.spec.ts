@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
+import { messages } from '../../lib/leader-election.messages.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';
@@ -36,6 +37,7 @@ afterAll(async () => {
 
 describeLeaseStoreConformance('RedisLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
+  leaderState: true,
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}:` }),
@@ -123,6 +125,30 @@ describe('RedisLeaseStore specifics', () => {
       expect(error).toMatchObject({ kind: 'fatal' });
       expect((error as Error).message).toMatch(/NOPERM.*ACL SETUSER/);
       expect(inspect(error, { depth: 10 })).not.toContain(password);
+    } finally {
+      await withRedis((redis) => redis.call('ACL', 'DELUSER', user));
+    }
+  });
+
+  it('the grants the NOPERM message names are enough for every call, leader state included', async () => {
+    const user = uniqueName('le_granted');
+    const password = randomBytes(8).toString('hex');
+    const grants = messages.redis.permissionDenied(prefix).split('ACL SETUSER <user> ')[1]?.split(' ') ?? [];
+    expect(grants).toContain('+hset');
+    await withRedis((redis) => redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, 'resetchannels', ...grants));
+    try {
+      const url = new URL(REDIS_URL);
+      url.username = user;
+      url.password = password;
+      const s = store({ connection: url.toString(), keyPrefix: prefix });
+      const election = `granted-${randomBytes(4).toString('hex')}`;
+      const taken = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+      if (!taken.acquired) throw new Error('not acquired');
+      await s.renew(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal() });
+      await s.writeState(taken.lease, { n: 1 }, { signal: signal() });
+      expect(await s.readState(election, { signal: signal() })).toEqual({ value: { n: 1 }, term: taken.lease.term });
+      expect(await s.read(election, { signal: signal() })).toMatchObject({ held: true, holder: 'a' });
+      await s.release(taken.lease, { signal: signal() });
     } finally {
       await withRedis((redis) => redis.call('ACL', 'DELUSER', user));
     }

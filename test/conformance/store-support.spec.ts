@@ -2,7 +2,19 @@
 // timing the test controls (the conformance suites show the same on real servers).
 import { jest } from '@jest/globals';
 import { FatalLeaseStoreError, LeaseLostError, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { type AcquireProtocol, StoreCalls, WatchFanOut } from '../../lib/stores/store-support.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import {
+  type AcquireProtocol,
+  DEFAULT_MAX_STATE_BYTES,
+  decodeStateEntry,
+  onceUntilDone,
+  prepareStateWrite,
+  StoreCalls,
+  stateUnsupportedError,
+  supportsState,
+  WatchFanOut,
+  withStateColumn,
+} from '../../lib/stores/store-support.js';
 
 const request = (signal: AbortSignal) => ({ election: 'e', identity: 'me', leaseDurationMs: 5_000, signal });
 
@@ -159,5 +171,96 @@ describe('WatchFanOut', () => {
     expect(hooks).toEqual(['first', 'empty']);
     fanOut.notify('jobs');
     expect(woken).toHaveLength(5);
+  });
+});
+
+describe('leader-state support', () => {
+  const lease = { election: 'e', holder: 'h', leaseId: 'id', term: 7 };
+  const store = (maxStateBytes?: number) => ({
+    name: 'TestStore',
+    limits: { minLeaseDurationMs: 1, maxLeaseDurationMs: 10, reason: 'test', maxStateBytes },
+  });
+  const signal = AbortSignal.timeout(1_000);
+
+  it('prepareStateWrite: the entry carries the term; the limit is the declared one, never below 64 KiB', () => {
+    expect(prepareStateWrite(store(), lease, { a: 'ü' }, { signal })).toEqual({
+      key: 'state',
+      json: '{"a":"ü"}',
+      entry: '{"value":{"a":"ü"},"term":7}',
+    });
+    const atLimit = (bytes: number) => 'a'.repeat(bytes - 2);
+    expect(() => prepareStateWrite(store(1_000), lease, atLimit(DEFAULT_MAX_STATE_BYTES), { signal })).not.toThrow();
+    expect(() => prepareStateWrite(store(), lease, atLimit(DEFAULT_MAX_STATE_BYTES + 1), { signal })).toThrow(
+      /65537 bytes of JSON, more than limits.maxStateBytes \(65536 bytes\)/,
+    );
+    expect(() => prepareStateWrite(store(100_000), lease, atLimit(100_000), { signal })).not.toThrow();
+    expect(() => prepareStateWrite(store(100_000), lease, atLimit(100_001), { signal })).toThrow(RangeError);
+    // Counted in UTF-8 bytes: 30 000 three-byte characters are 90 002 bytes of JSON.
+    expect(() => prepareStateWrite(store(), lease, '€'.repeat(30_000), { signal })).toThrow(/90002 bytes/);
+    expect(() => prepareStateWrite(store(), lease, () => 1, { signal })).toThrow(TypeError);
+    expect(() => prepareStateWrite(store(), lease, 1, { key: 'a"b', signal })).toThrow(TypeError);
+  });
+
+  it('decodeStateEntry: a stored entry as JSON text or parsed; anything else is fatal, never guessed at', () => {
+    expect(decodeStateEntry('S', 'e', 'k', '{"value":null,"term":3}')).toEqual({ value: null, term: 3 });
+    expect(decodeStateEntry('S', 'e', 'k', { value: [1], term: '4' })).toEqual({ value: [1], term: 4 });
+    for (const bad of ['not json', '{"term":1}', '{"value":1}', '{"value":1,"term":"x"}', 5, null, '[]']) {
+      expect(() => decodeStateEntry('S', 'e', 'k', bad)).toThrow(FatalLeaseStoreError);
+    }
+  });
+
+  it('supportsState needs both methods; the unsupported error names the store', () => {
+    expect(supportsState(new InMemoryLeaseStore())).toBe(true);
+    const half = Object.assign(Object.create(InMemoryLeaseStore.prototype), { readState: undefined });
+    expect(supportsState(half)).toBe(false);
+    const error = stateUnsupportedError({ name: 'ThirdPartyStore' });
+    expect(error).toBeInstanceOf(FatalLeaseStoreError);
+    expect(error.message).toContain('ThirdPartyStore does not support leader state');
+  });
+
+  it('onceUntilDone: one run for concurrent callers, again after a failure, never after a success', async () => {
+    let runs = 0;
+    let fail = true;
+    const once = onceUntilDone(async () => {
+      runs += 1;
+      if (fail) throw new Error('boom');
+    });
+    await expect(Promise.all([once(), once()])).rejects.toThrow('boom');
+    expect(runs).toBe(1);
+    fail = false;
+    await Promise.all([once(), once()]);
+    await once();
+    expect(runs).toBe(2);
+  });
+
+  it('withStateColumn: migrates and retries when allowed, else a fatal error with the driver error as cause', async () => {
+    const missing = Object.assign(new Error('column "state" does not exist'), { code: '42703' });
+    const column = (createTable: boolean) => ({
+      missing: (error: unknown) => error === missing,
+      migrate: jest.fn(async () => undefined),
+      createTable,
+      missingError: () => new FatalLeaseStoreError('run the migration'),
+    });
+    const step = jest.fn();
+    let calls = 0;
+    const work = async () => {
+      calls += 1;
+      if (calls === 1) throw missing;
+      return 'ok';
+    };
+    const allowed = column(true);
+    expect(await withStateColumn(step, allowed, work)).toBe('ok');
+    expect(allowed.migrate).toHaveBeenCalledTimes(1);
+    expect(step).toHaveBeenCalledTimes(1);
+
+    calls = 0;
+    const refused = column(false);
+    const error = await withStateColumn(step, refused, work).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(FatalLeaseStoreError);
+    expect((error as Error).cause).toBe(missing);
+    expect(refused.migrate).not.toHaveBeenCalled();
+    // Other failures pass through untouched.
+    const other = new Error('other');
+    await expect(withStateColumn(step, allowed, () => Promise.reject(other))).rejects.toBe(other);
   });
 });

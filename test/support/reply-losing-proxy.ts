@@ -85,7 +85,8 @@ export class ReplyLosingProxy {
 
 /**
  * A store built by `storeAt(proxyPort)` behind a fresh {@link ReplyLosingProxy} to `targetPort`,
- * marking the acquire by its identity (which travels in the acquire's own request only).
+ * marking the acquire by its identity (which travels in the acquire's own request only), or any
+ * other request by a marker it carries (e.g. in a leader-state value).
  */
 export async function storeBehindReplyLosingProxy<S extends { close?(): Promise<void> }>(
   targetPort: number,
@@ -97,6 +98,8 @@ export async function storeBehindReplyLosingProxy<S extends { close?(): Promise<
     store,
     loseNextAcquireReply: (identity: string, how: 'reset' | 'silence') =>
       proxy.loseReplyAfter(identity, how === 'reset' ? 300 : undefined),
+    loseNextReplyContaining: (marker: string, how: 'reset' | 'silence') =>
+      proxy.loseReplyAfter(marker, how === 'reset' ? 300 : undefined),
     get repliesLost() {
       return proxy.repliesLost;
     },

@@ -5,6 +5,7 @@ import {
   type AcquireResult,
   type CallOptions,
   FatalLeaseStoreError,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -12,10 +13,11 @@ import {
   type LeaseStoreError,
   type LeaseStoreLimits,
   type RenewOptions,
+  type StateCallOptions,
   TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../lease-store.js';
-import { StoreCalls } from '../store-support.js';
+import { decodeStateEntry, prepareStateWrite, StoreCalls, stateKey } from '../store-support.js';
 import { type AzureBlobLeaseStoreOptions, azureContainerClient } from './azure-client.js';
 import {
   type AzureAuthKind,
@@ -28,6 +30,7 @@ import {
   statusOf,
   summarize,
 } from './azure-errors.js';
+import { readStateBlob, writeStateBlob } from './azure-state.js';
 
 export type { AzureBlobCredential, AzureBlobLeaseStoreOptions } from './azure-client.js';
 export { type AzureAuthKind, type AzureErrorContext, type AzureOperation, classifyAzureError } from './azure-errors.js';
@@ -39,6 +42,8 @@ const HOLDER_KEY = 'holder';
  * Leases as Azure Blob leases: one blob per election, whose native lease (15–60 s, kept by the
  * service's clock) is the leadership. The blob's metadata carries the fencing `term` (bumped under
  * the new lease on every acquisition) and the `holder` identity, so others can read who leads.
+ *
+ * Leader state is the blob's content (see azure-state.ts), uploaded with the lease-id condition.
  *
  * Every call is bounded by its AbortSignal and makes a single try (no SDK retries).
  */
@@ -158,6 +163,26 @@ export class AzureBlobLeaseStore implements LeaseStore {
       if (properties.leaseStatus !== 'locked') return { held: false, term };
       return { held: true, holder: decodeHolder(properties.metadata?.[HOLDER_KEY]), term };
     });
+  }
+
+  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    const write = prepareStateWrite(this, lease, value, options);
+    const { signal } = options;
+    await this.calls.run(signal, (step) =>
+      writeStateBlob(this.blob(lease.election), lease, write, signal, step, (error) =>
+        this.classify(error, 'write state', lease.election, signal),
+      ),
+    );
+  }
+
+  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    const key = stateKey(options);
+    const { signal } = options;
+    const map = await this.calls.run(signal, () =>
+      readStateBlob(this.blob(election), signal, (error) => this.classify(error, 'read state', election, signal)),
+    );
+    const entry = map?.[key];
+    return entry === undefined ? undefined : decodeStateEntry(this.name, election, key, entry);
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -15,8 +16,16 @@ import {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  type StateCallOptions,
 } from '../lease-store.js';
-import { type Step, StoreCalls } from '../store-support.js';
+import {
+  decodeStateEntry,
+  prepareStateWrite,
+  type Step,
+  StoreCalls,
+  stateKey,
+  stateLostError,
+} from '../store-support.js';
 import { etcdClientOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
 
@@ -36,7 +45,7 @@ export interface EtcdLeaseStoreOptions {
   connection?: string | string[] | IOptions;
   /**
    * Prefix of the keys: `<prefix><election>` is the lease key, `<prefix><election>/term` records
-   * the last term. Default `leader-election/`.
+   * the last term, `<prefix><election>/state/<key>` holds leader state. Default `leader-election/`.
    */
   keyPrefix?: string;
   /** Upper bound of one gRPC call (its deadline), besides the caller's signal. Default 10000. */
@@ -51,6 +60,9 @@ export interface EtcdLeaseStoreOptions {
  * client's automatic keep-alive reports a loss only after twice the TTL, far past our deadline).
  * {@link watch} watches the key, so followers contend the moment it is deleted: released, or
  * expired after a crash.
+ *
+ * Leader state is written by a transaction comparing the lease key's etcd lease and create revision
+ * (the term) with ours: the key exists only while its lease lives, so it fails once we lost it.
  *
  * etcd counts TTLs in whole seconds: lease durations are whole seconds from 2 s. The TTL is fixed
  * when the lease is granted; a renewal asking for a longer duration reports the lease lost.
@@ -189,6 +201,31 @@ export class EtcdLeaseStore implements LeaseStore {
     });
   }
 
+  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    const { key, entry } = prepareStateWrite(this, lease, value, options);
+    if (!LEASE_ID.test(lease.leaseId)) throw stateLostError(lease);
+    const leaseKey = this.key(lease.election);
+    const txn = await this.calls.run(options.signal, async () => {
+      const etcd = this.getClient();
+      return etcd
+        .if(leaseKey, 'Lease', '==', lease.leaseId)
+        .and(leaseKey, 'Create', '==', lease.term)
+        .then(etcd.put(this.stateKey(lease.election, key)).value(entry))
+        .options(this.callOptions())
+        .commit();
+    });
+    if (!txn.succeeded) throw stateLostError(lease);
+  }
+
+  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    const key = stateKey(options);
+    const kv = await this.calls.run(options.signal, async () => {
+      const etcd = this.getClient();
+      return (await etcd.get(this.stateKey(election, key)).options(this.callOptions()).exec()).kvs[0];
+    });
+    return kv ? decodeStateEntry(STORE, election, key, kv.value.toString()) : undefined;
+  }
+
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
     let watcher: Watcher | undefined;
     let closed = false;
@@ -239,6 +276,10 @@ export class EtcdLeaseStore implements LeaseStore {
 
   private termKey(election: string): string {
     return `${this.prefix}${election}/term`;
+  }
+
+  private stateKey(election: string, key: string): string {
+    return `${this.prefix}${election}/state/${key}`;
   }
 
   /** A deadline for one gRPC call, so nothing we abandon lingers on the channel for long. */

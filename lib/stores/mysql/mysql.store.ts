@@ -6,14 +6,29 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
+  FatalLeaseStoreError,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
   type LeaseStore,
   type LeaseStoreLimits,
   type RenewOptions,
+  type StateCallOptions,
 } from '../lease-store.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import {
+  checkConnectionUrl,
+  decodeStateEntry,
+  errorCode,
+  onceUntilDone,
+  prepareStateWrite,
+  type Step,
+  StoreCalls,
+  serverClockLimits,
+  stateKey,
+  stateLostError,
+  withStateColumn,
+} from '../store-support.js';
 import { classifyMySqlError } from './mysql-errors.js';
 
 const STORE = 'MySqlLeaseStore';
@@ -36,8 +51,21 @@ export function mysqlLeaseTableSql(table = DEFAULT_TABLE): string {
   lease_id   CHAR(36)     NOT NULL,
   term       BIGINT       NOT NULL,
   expires_at DATETIME(3)  NOT NULL,
+  state      JSON         NULL,
   PRIMARY KEY (election)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
+}
+
+/**
+ * Adds the leader-state column to a table made by a version before it, in place. Nullable without
+ * a default, because MySQL allows no literal default on a JSON column; replicas of the previous
+ * version never name it, so they go on working beside it. The store runs it on first state use
+ * when createTable is on (a "Duplicate column name" from a concurrent run counts as done); with
+ * `createTable: false`, run it once in a migration (on MariaDB, `ADD COLUMN IF NOT EXISTS` makes a
+ * second run a no-op too).
+ */
+export function mysqlLeaseStateMigrationSql(table = DEFAULT_TABLE): string {
+  return `ALTER TABLE ${quote(table)} ADD COLUMN state JSON NULL`;
 }
 
 /** {@link mysqlLeaseTableSql} for the default table `leader_election_leases`. */
@@ -78,8 +106,12 @@ interface MineRow extends RowDataPacket {
  * it atomic, and the term is a per-row counter bumped on every takeover. MySQL has no push
  * notification, so followers poll.
  *
+ * Leader state lives in the row's `state` JSON column, `{ [key]: { value, term } }`, written by one
+ * `UPDATE … SET state = JSON_SET(…) WHERE lease_id = … AND term = … AND expires_at > UTC_TIMESTAMP(3)`.
+ *
  * Permissions: SELECT, INSERT, UPDATE on the table, plus CREATE on the database the first time
- * unless the table was created beforehand ({@link mysqlLeaseTableSql}).
+ * unless the table was created beforehand ({@link mysqlLeaseTableSql}); on a table of a version
+ * before leader state, ALTER once to add the column ({@link mysqlLeaseStateMigrationSql}).
  */
 export class MySqlLeaseStore implements LeaseStore {
   readonly name = STORE;
@@ -93,6 +125,13 @@ export class MySqlLeaseStore implements LeaseStore {
   private readonly connection?: PoolOptions;
   private pool?: Pool;
   private tableReady?: Promise<void>;
+  private readonly stateColumn = {
+    missing: (error: unknown) => errorCode(error) === 'ER_BAD_FIELD_ERROR',
+    migrate: onceUntilDone(() => this.addStateColumn()),
+    createTable: true,
+    missingError: () =>
+      new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'mysqlLeaseStateMigrationSql()')),
+  };
   private readonly calls = new StoreCalls({
     name: STORE,
     classify: (error) => classifyMySqlError(error, this.table, this.createTable),
@@ -110,6 +149,7 @@ export class MySqlLeaseStore implements LeaseStore {
     }
     this.table = quote(this.tableName);
     this.createTable = options.createTable ?? true;
+    this.stateColumn.createTable = this.createTable;
     this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
     this.userPool = options.client;
     if (!options.client) {
@@ -196,6 +236,40 @@ export class MySqlLeaseStore implements LeaseStore {
     return Number(row.held) === 1 ? { held: true, holder: row.holder, term } : { held: false, term };
   }
 
+  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    const { key, entry } = prepareStateWrite(this, lease, value, options);
+    const mine = `election = ? AND lease_id = ? AND term = ? AND expires_at > UTC_TIMESTAMP(3)`;
+    const ours = [lease.election, lease.leaseId, lease.term];
+    // JSON_EXTRACT(?, '$') makes the parameter a JSON value on both MySQL and MariaDB (which has
+    // no CAST … AS JSON); the key needs no escaping, stateKey() allows no quote or backslash.
+    const written = await this.calls.run(options.signal, (step) =>
+      withStateColumn(step, this.stateColumn, async () => {
+        const result = await this.query(
+          `UPDATE ${this.table} SET state = JSON_SET(COALESCE(state, '{}'), ?, JSON_EXTRACT(?, '$')) WHERE ${mine}`,
+          [`$."${key}"`, entry, ...ours],
+        );
+        if (affectedRows(result) > 0) return true;
+        // Without FOUND_ROWS, writing the entry already stored changes nothing and counts 0 rows.
+        step();
+        return (await this.query(`SELECT 1 AS ok FROM ${this.table} WHERE ${mine}`, ours)).length > 0;
+      }),
+    );
+    if (!written) throw stateLostError(lease);
+  }
+
+  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    const key = stateKey(options);
+    const [row] = await this.calls.run(options.signal, (step) =>
+      withStateColumn(step, this.stateColumn, () =>
+        this.query<RowDataPacket & { entry: unknown }>(
+          `SELECT JSON_EXTRACT(state, ?) AS entry FROM ${this.table} WHERE election = ?`,
+          [`$."${key}"`, election],
+        ),
+      ),
+    );
+    return row?.entry == null ? undefined : decodeStateEntry(STORE, election, key, row.entry);
+  }
+
   close(): Promise<void> {
     // Only our own pool: a pool the user passed in stays theirs.
     return this.calls.close({ disconnect: () => this.pool?.end() });
@@ -238,6 +312,15 @@ export class MySqlLeaseStore implements LeaseStore {
       },
     );
     return this.tableReady;
+  }
+
+  private async addStateColumn(): Promise<void> {
+    try {
+      await this.getPool().query({ sql: mysqlLeaseStateMigrationSql(this.tableName), timeout: this.queryTimeoutMs });
+    } catch (error) {
+      // Added meanwhile by another instance (or by hand): done.
+      if (errorCode(error) !== 'ER_DUP_FIELDNAME') throw error;
+    }
   }
 
   private getPool(): Pool {

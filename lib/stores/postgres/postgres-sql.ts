@@ -14,8 +14,20 @@ export function postgresLeaseTableSql(table = DEFAULT_TABLE, schema = DEFAULT_SC
   holder     text        NOT NULL,
   lease_id   uuid        NOT NULL,
   term       bigint      NOT NULL,
-  expires_at timestamptz NOT NULL
+  expires_at timestamptz NOT NULL,
+  state      jsonb       NOT NULL DEFAULT '{}'::jsonb
 )`;
+}
+
+/**
+ * Adds the leader-state column to a table made by a version before it (in place, idempotent;
+ * PostgreSQL 11+ adds a column with a constant default without rewriting the table). The store runs
+ * it on first state use when createTable is on; with `createTable: false`, run it in a migration.
+ * Rows keep their leases; replicas of the previous version go on working beside it, since their
+ * statements never name the column (a row they insert gets the default).
+ */
+export function postgresLeaseStateMigrationSql(table = DEFAULT_TABLE, schema = DEFAULT_SCHEMA): string {
+  return `ALTER TABLE ${qualified(schema, table)} ADD COLUMN IF NOT EXISTS state jsonb NOT NULL DEFAULT '{}'::jsonb`;
 }
 
 /** {@link postgresLeaseTableSql} for the default table `public.leader_election_leases`. */
@@ -30,6 +42,10 @@ export interface PostgresStatements {
   release: string;
   /** $1 election → (holder, term, held). */
   read: string;
+  /** $1 election, $2 lease id, $3 term, $4 key, $5 entry JSON → the term when written. */
+  writeState: string;
+  /** $1 election, $2 key → (entry) or nothing. */
+  readState: string;
 }
 
 export function postgresStatements(table: string): PostgresStatements {
@@ -59,6 +75,12 @@ export function postgresStatements(table: string): PostgresStatements {
         RETURNING election)
       SELECT pg_notify($4, election) FROM released`,
     read: `SELECT holder, term, expires_at > clock_timestamp() AS held FROM ${table} WHERE election = $1`,
+    // One statement: the row lock orders it against a concurrent takeover, and the condition is
+    // the renew's (our lease id and term, unexpired by the server's clock).
+    writeState: `UPDATE ${table} SET state = jsonb_set(coalesce(state, '{}'::jsonb), ARRAY[$4::text], $5::jsonb, true)
+        WHERE election = $1 AND lease_id = $2 AND term = $3 AND expires_at > clock_timestamp()
+        RETURNING term`,
+    readState: `SELECT state -> $2::text AS entry FROM ${table} WHERE election = $1`,
   };
 }
 

@@ -6,6 +6,8 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
+  FatalLeaseStoreError,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -13,25 +15,41 @@ import {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  type StateCallOptions,
 } from '../lease-store.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import {
+  checkConnectionUrl,
+  decodeStateEntry,
+  errorCode,
+  onceUntilDone,
+  prepareStateWrite,
+  type Step,
+  StoreCalls,
+  serverClockLimits,
+  stateKey,
+  stateLostError,
+  withStateColumn,
+} from '../store-support.js';
 import { classifyPostgresError } from './postgres-errors.js';
 import {
   DEFAULT_SCHEMA,
   DEFAULT_TABLE,
   type PostgresStatements,
+  postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
   postgresStatements,
   qualified,
 } from './postgres-sql.js';
 
-export { POSTGRES_LEASE_TABLE_SQL, postgresLeaseTableSql } from './postgres-sql.js';
+export { POSTGRES_LEASE_TABLE_SQL, postgresLeaseStateMigrationSql, postgresLeaseTableSql } from './postgres-sql.js';
 
 import { type ListenConnection, PostgresListener } from './postgres-listener.js';
 
 const STORE = 'PostgresLeaseStore';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const URL_PROTOCOLS = ['postgres:', 'postgresql:', 'socket:'];
+/** JSON's escape of U+0000 (not preceded by an escaping backslash), which jsonb refuses. */
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 export interface PostgresLeaseStoreOptions {
   /** An existing `pg` Pool or Client. The store never closes it. */
@@ -70,8 +88,12 @@ interface Queryable {
  * `pg_notify(channel, election)`; {@link watch} LISTENs on a connection of its own so followers
  * contend at once.
  *
+ * Leader state lives in the row's `state` jsonb column, `{ [key]: { value, term } }`, written by one
+ * `UPDATE … WHERE lease_id = … AND term = … AND expires_at > clock_timestamp()`.
+ *
  * Permissions: SELECT, INSERT, UPDATE on the table, plus CREATE on the schema the first time unless
- * the table was created beforehand ({@link postgresLeaseTableSql}).
+ * the table was created beforehand ({@link postgresLeaseTableSql}); on a table of a version before
+ * leader state, ownership of the table once to add the column ({@link postgresLeaseStateMigrationSql}).
  */
 export class PostgresLeaseStore implements LeaseStore {
   readonly name = STORE;
@@ -89,6 +111,13 @@ export class PostgresLeaseStore implements LeaseStore {
   private pool?: Pool;
   private tableReady?: Promise<void>;
   private listener?: PostgresListener;
+  private readonly stateColumn = {
+    missing: (error: unknown) => errorCode(error) === '42703',
+    migrate: onceUntilDone(() => this.addStateColumn()),
+    createTable: true,
+    missingError: () =>
+      new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'postgresLeaseStateMigrationSql()')),
+  };
   private readonly calls = new StoreCalls({
     name: STORE,
     classify: (error) => classifyPostgresError(error, this.table, this.schemaName, this.createTable),
@@ -106,6 +135,7 @@ export class PostgresLeaseStore implements LeaseStore {
     this.sql = postgresStatements(this.table);
     this.channel = identifier('channel', options.channel ?? this.tableName);
     this.createTable = options.createTable ?? true;
+    this.stateColumn.createTable = this.createTable;
     this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
     this.userClient = options.client;
     if (!options.client) {
@@ -180,6 +210,27 @@ export class PostgresLeaseStore implements LeaseStore {
     return this.calls.run(options.signal, (step) => this.readRow(step, election));
   }
 
+  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    const { key, entry } = prepareStateWrite(this, lease, value, options);
+    // jsonb cannot hold U+0000 (SQLSTATE 22P05); refused up front rather than retried forever.
+    if (NUL_ESCAPE.test(entry)) throw new TypeError(messages.state.notSerialisable(STORE, 'U+0000 in jsonb'));
+    const values = [lease.election, lease.leaseId, lease.term, key, entry];
+    const rows = await this.calls.run(options.signal, (step) =>
+      withStateColumn(step, this.stateColumn, () => this.query(step, this.sql.writeState, values)),
+    );
+    if (rows.length === 0) throw stateLostError(lease);
+  }
+
+  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    const key = stateKey(options);
+    const [row] = await this.calls.run(options.signal, (step) =>
+      withStateColumn(step, this.stateColumn, () =>
+        this.query<{ entry: unknown }>(step, this.sql.readState, [election, key]),
+      ),
+    );
+    return row?.entry == null ? undefined : decodeStateEntry(STORE, election, key, row.entry);
+  }
+
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
     this.listener ??= new PostgresListener(this.channel, () => this.listenerConnection());
     return this.listener.add(election, onMayBeFree);
@@ -235,13 +286,24 @@ export class PostgresLeaseStore implements LeaseStore {
       .then(
         () => undefined,
         (error: unknown) => {
-          // Two instances creating the table at once: the loser sees a duplicate, which is success.
-          if (errorCode(error) === '23505' || errorCode(error) === '42P07') return;
+          // Two instances creating the table at once: the loser sees a duplicate (of the table, its
+          // row type or a catalog row, depending on where the race is lost), which is success.
+          if (['23505', '42P07', '42710'].includes(errorCode(error) ?? '')) return;
           this.tableReady = undefined;
           throw error;
         },
       );
     return this.tableReady;
+  }
+
+  private async addStateColumn(): Promise<void> {
+    const text = postgresLeaseStateMigrationSql(this.tableName, this.schemaName);
+    try {
+      await this.queryable().query({ text, query_timeout: this.queryTimeoutMs });
+    } catch (error) {
+      // Two instances adding it at once: the loser's catalog insert collides, which is success.
+      if (errorCode(error) !== '42701' && errorCode(error) !== '23505') throw error;
+    }
   }
 
   private queryable(): Queryable {

@@ -47,6 +47,19 @@ redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1`);
 
+/**
+ * KEYS: lease, state hash. ARGV: lease id, term, field, entry JSON. → 1 written, 0 not ours.
+ * The lease key exists only while unexpired (server-side PX), so finding our id in it is the
+ * whole condition; HSET in the same script cannot be overtaken by a takeover.
+ */
+export const WRITE_STATE = script(`
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, lease = pcall(cjson.decode, current)
+if not ok or type(lease) ~= 'table' or lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+return 1`);
+
 function script(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }

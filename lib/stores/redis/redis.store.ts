@@ -7,6 +7,7 @@ import {
   type AcquireResult,
   type CallOptions,
   FatalLeaseStoreError,
+  type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
@@ -15,10 +16,19 @@ import {
   type LeaseStoreLimits,
   type LeaseWatch,
   type RenewOptions,
+  type StateCallOptions,
   TransientLeaseStoreError,
 } from '../lease-store.js';
-import { checkConnectionUrl, StoreCalls, serverClockLimits } from '../store-support.js';
-import { ACQUIRE, RELEASE, RENEW, type Script } from './redis-scripts.js';
+import {
+  checkConnectionUrl,
+  decodeStateEntry,
+  prepareStateWrite,
+  StoreCalls,
+  serverClockLimits,
+  stateKey,
+  stateLostError,
+} from '../store-support.js';
+import { ACQUIRE, RELEASE, RENEW, type Script, WRITE_STATE } from './redis-scripts.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 
 const STORE = 'RedisLeaseStore';
@@ -37,8 +47,9 @@ export interface RedisLeaseStoreOptions {
   connection?: string | RedisOptions;
   /**
    * Prefix of every key and of the release channel. Default `leader-election:`. Keys are
-   * `<prefix>{<election>}` (the lease) and `<prefix>{<election>}:term` (the fencing counter): the
-   * braces keep both in one Redis Cluster slot.
+   * `<prefix>{<election>}` (the lease), `<prefix>{<election>}:term` (the fencing counter) and
+   * `<prefix>{<election>}:state` (the leader-state hash): the braces keep them in one Redis
+   * Cluster slot, so one script can check the lease and write the state.
    */
   keyPrefix?: string;
 }
@@ -55,7 +66,10 @@ interface LeaseValue {
  * (`DEL` + `PUBLISH`) are scripts that act only on our own lease id. {@link watch} subscribes on a
  * connection of its own, so followers contend the moment a leader releases.
  *
- * Keep the counter key from eviction (maxmemory-policy `noeviction` or a `volatile-*` policy): if
+ * Leader state is a hash (field = key, value = JSON `{ value, term }`) written by a script that first
+ * finds our lease id and term in the unexpired lease key.
+ *
+ * Keep the counter and state keys from eviction (maxmemory-policy `noeviction` or a `volatile-*` policy): if
  * it vanished, terms would start again at 1.
  */
 export class RedisLeaseStore implements LeaseStore {
@@ -146,6 +160,21 @@ export class RedisLeaseStore implements LeaseStore {
     return { held: false, term: Number(counter ?? 0) };
   }
 
+  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    const { key, entry } = prepareStateWrite(this, lease, value, options);
+    const keys = [this.leaseKey(lease.election), this.stateKey(lease.election)];
+    const written = await this.run(options.signal, (client) =>
+      this.eval(client, WRITE_STATE, keys, [lease.leaseId, lease.term, key, entry]),
+    );
+    if (Number(written) !== 1) throw stateLostError(lease);
+  }
+
+  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    const key = stateKey(options);
+    const raw = await this.run(options.signal, (client) => client.hget(this.stateKey(election), key));
+    return raw == null ? undefined : decodeStateEntry(STORE, election, key, raw);
+  }
+
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
     this.subscriber ??= new RedisSubscriber(this.channel, () => this.getClient());
     return this.subscriber.add(election, onMayBeFree);
@@ -167,6 +196,10 @@ export class RedisLeaseStore implements LeaseStore {
 
   private termKey(election: string): string {
     return `${this.prefix}{${election}}:term`;
+  }
+
+  private stateKey(election: string): string {
+    return `${this.prefix}{${election}}:state`;
   }
 
   private releaseScript(client: Redis, election: string, leaseId: string, term: string): Promise<unknown> {

@@ -1,0 +1,197 @@
+// Issue 16: leader state through the Nest service, and @LeaderOnly({ once: 'per-tick' }) cron jobs
+// on real Nest apps sharing one store (in-process; the process-level version is test/chaos).
+import 'reflect-metadata';
+import { type INestApplication, Injectable } from '@nestjs/common';
+import { Cron } from '@nestjs/schedule';
+import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { CaptureLogger, closeAll, createApp, electionOf, SLACK_MS, sleep, waitFor } from './helpers.js';
+
+/** Every run: which app, which job, the wall time. */
+const runs: Array<{ app: string; job: string; at: number }> = [];
+
+function jobsClass(label: string) {
+  @Injectable()
+  class PerTick {
+    app = label;
+
+    @Cron('* * * * * *')
+    @LeaderOnly({ once: 'per-tick' })
+    cronOuter(): void {
+      runs.push({ app: this.app, job: 'outer', at: Date.now() });
+    }
+
+    @LeaderOnly({ once: 'per-tick' })
+    @Cron('* * * * * *', { name: 'inner-job' })
+    cronInner(): void {
+      runs.push({ app: this.app, job: 'inner', at: Date.now() });
+    }
+  }
+  return PerTick;
+}
+
+@Injectable()
+class HourlyCatchUp {
+  @Cron('0 0 * * * *', { name: 'hourly' })
+  @LeaderOnly({ once: 'per-tick', missed: 'catch-up' })
+  async report(): Promise<void> {
+    runs.push({ app: 'hourly', job: 'hourly', at: Date.now() });
+  }
+}
+
+describe('leader state and once-per-tick (Nest apps)', () => {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await closeAll(apps);
+    runs.length = 0;
+  });
+
+  it('the leader writes, a follower reads and is refused; after a handover the new leader continues', async () => {
+    const store = new InMemoryLeaseStore();
+    const a = await createApp({ election: { store, identity: 'a' } });
+    apps.push(a);
+    const b = await createApp({ election: { store, identity: 'b' } });
+    apps.push(b);
+    const ea = electionOf(a);
+    const eb = electionOf(b);
+    expect(ea.isLeader()).toBe(true);
+    await ea.writeState({ reports: 3 });
+    expect(await eb.readState()).toEqual({ value: { reports: 3 }, term: ea.term });
+    await expect(eb.writeState({ reports: 99 })).rejects.toBeInstanceOf(LeaseLostError);
+    const firstTerm = ea.term;
+    await a.close();
+    await waitFor('b to lead', () => eb.isLeader());
+    const previous = await eb.readState<{ reports: number }>();
+    expect(previous).toEqual({ value: { reports: 3 }, term: firstTerm });
+    await eb.writeState({ reports: (previous?.value.reports ?? 0) + 1 });
+    expect(await eb.readState()).toEqual({ value: { reports: 4 }, term: eb.term });
+    expect(eb.term).toBeGreaterThan(firstTerm ?? 0);
+  });
+
+  it("once: 'per-tick' in either decorator order: each second runs at most once across a handover", async () => {
+    const store = new InMemoryLeaseStore();
+    const a = await createApp({
+      election: { store, identity: 'a' },
+      providers: [{ provide: 'jobs', useClass: jobsClass('a') }],
+    });
+    apps.push(a);
+    const b = await createApp({
+      election: { store, identity: 'b' },
+      providers: [{ provide: 'jobs', useClass: jobsClass('b') }],
+    });
+    apps.push(b);
+    await waitFor('two ticks of each job', () => runs.filter((r) => r.app === 'a').length >= 4, 5_000 + SLACK_MS);
+    await a.close(); // graceful handover, right after a tick
+    await waitFor('b to run ticks', () => runs.filter((r) => r.app === 'b').length >= 4, 5_000 + SLACK_MS);
+    for (const job of ['outer', 'inner']) {
+      const seconds = runs.filter((r) => r.job === job).map((r) => Math.round(r.at / 1000));
+      expect(new Set(seconds).size).toBe(seconds.length);
+    }
+    // The ledger keys: the @Cron name, else Class.method.
+    const eb = electionOf(b);
+    const inner = await eb.readState<number>('tick:inner-job');
+    const outer = await eb.readState<number>('tick:PerTick.cronOuter');
+    expect(inner?.value).toBe(
+      Math.max(...runs.filter((r) => r.job === 'inner').map((r) => Math.round(r.at / 1000) * 1000)),
+    );
+    expect(outer?.term).toBe(eb.term);
+    // The user's own value is a separate key, untouched.
+    expect(await eb.readState()).toBeUndefined();
+  });
+
+  it("missed: 'catch-up' runs the most recent missed tick once per election, never twice", async () => {
+    const store = new InMemoryLeaseStore();
+    const logger = new CaptureLogger();
+    const app = await createApp({ election: { store, identity: 'solo' }, providers: [HourlyCatchUp], logger });
+    apps.push(app);
+    const election = electionOf(app);
+    const lastHour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    // Nothing recorded yet: a first deployment has missed nothing.
+    expect(runs).toEqual([]);
+    // A previous leader ran the tick two hours ago, then nobody ran the last one.
+    await election.writeState(lastHour - 3_600_000, 'tick:hourly');
+    await election.resign();
+    await waitFor('re-election', () => election.isLeader(), 5_000);
+    await waitFor('the catch-up run', () => runs.length >= 1, 2_000);
+    expect((await election.readState('tick:hourly'))?.value).toBe(lastHour);
+    expect(logger.matching('log', /hourly: catching up tick/)).toHaveLength(1);
+    await election.resign();
+    await waitFor('second re-election', () => election.isLeader(), 5_000);
+    await sleep(300);
+    expect(runs).toHaveLength(1);
+  });
+
+  describe('startup checks name the method', () => {
+    it('an election other than the configured one', async () => {
+      @Injectable()
+      class Other {
+        @LeaderOnly({ election: 'billing' })
+        run(): void {}
+      }
+      await expect(createApp({ election: { store: new InMemoryLeaseStore() }, providers: [Other] })).rejects.toThrow(
+        /@LeaderOnly\(\{ election: "billing" \}\) on Other.run: this application has one election, "e2e"/,
+      );
+    });
+
+    it("the shorthand @LeaderOnly('e2e') is the configured election", async () => {
+      @Injectable()
+      class Same {
+        @LeaderOnly('e2e')
+        run(): string {
+          return 'ran';
+        }
+      }
+      const app = await createApp({ election: { store: new InMemoryLeaseStore() }, providers: [Same] });
+      apps.push(app);
+      expect(app.get(Same).run()).toBe('ran');
+    });
+
+    it("once: 'per-tick' without @Cron", async () => {
+      @Injectable()
+      class NoCron {
+        @LeaderOnly({ once: 'per-tick' })
+        run(): void {}
+      }
+      await expect(createApp({ election: { store: new InMemoryLeaseStore() }, providers: [NoCron] })).rejects.toThrow(
+        /NoCron.run: the method has no @Cron\(\) schedule/,
+      );
+    });
+
+    it("once: 'per-tick' on a store without leader state", async () => {
+      const memory = new InMemoryLeaseStore();
+      const plain: LeaseStore = {
+        name: 'ThirdPartyStore',
+        limits: memory.limits,
+        acquire: (r) => memory.acquire(r),
+        renew: (l, o) => memory.renew(l, o),
+        release: (l, o) => memory.release(l, o),
+        read: (e, o) => memory.read(e, o),
+      };
+      @Injectable()
+      class Plain {
+        @Cron('* * * * * *')
+        @LeaderOnly({ once: 'per-tick' })
+        run(): void {}
+      }
+      await expect(createApp({ election: { store: plain }, providers: [Plain] })).rejects.toThrow(
+        /Plain.run: ThirdPartyStore does not support leader state/,
+      );
+    });
+
+    it('bad options fail where the decorator is applied', () => {
+      const apply = (options: unknown) => () => {
+        class Bad {
+          run(): void {}
+        }
+        const descriptor = Object.getOwnPropertyDescriptor(Bad.prototype, 'run') as PropertyDescriptor;
+        LeaderOnly(options as never)(Bad.prototype, 'run', descriptor);
+      };
+      expect(apply({ once: 'per-day' })).toThrow(/@LeaderOnly\(\) on Bad.run: once must be 'per-tick'/);
+      expect(apply({ missed: 'catch-up' })).toThrow(/missed applies to once: 'per-tick' only/);
+      expect(apply({ once: 'per-tick', missed: 'all' })).toThrow(/missed must be 'skip' or 'catch-up'/);
+      expect(apply({ electon: 'x' })).toThrow(/electon is not a known option/);
+      expect(apply('')).toThrow(/election must be a non-empty string/);
+    });
+  });
+});
