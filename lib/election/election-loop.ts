@@ -9,7 +9,7 @@ import {
   type LeaseWatch,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
-import { stateUnsupportedError, supportsState } from '../stores/store-support.js';
+import { stateUnsupportedError, supportsState } from '../stores/state-support.js';
 import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';

@@ -40,7 +40,7 @@ import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import type { LeaderStateEntry, LeaseStore } from '../stores/lease-store.js';
-import { supportsState } from '../stores/store-support.js';
+import { supportsState } from '../stores/state-support.js';
 import { ElectionLoop } from './election-loop.js';
 import {
   defaultLogger,

@@ -15,14 +15,8 @@ import {
   type StateCallOptions,
   toLeaseStoreError,
 } from './lease-store.js';
-import {
-  decodeStateEntry,
-  prepareStateWrite,
-  StoreCalls,
-  stateKey,
-  stateLostError,
-  WatchFanOut,
-} from './store-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from './state-support.js';
+import { StoreCalls, WatchFanOut } from './store-support.js';
 
 interface Slot {
   holder?: string;

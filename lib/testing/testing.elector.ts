@@ -4,7 +4,7 @@ import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-option
 import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
 import { messages } from '../leader-election.messages.js';
 import { type LeaderStateEntry, LeaseLostError } from '../stores/lease-store.js';
-import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/store-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/state-support.js';
 
 const NEVER_ABORTED = new AbortController().signal;
 

@@ -9,7 +9,7 @@ import {
   type StateCallOptions,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { DEFAULT_MAX_STATE_BYTES, type StateCapableStore, supportsState } from '../../lib/stores/store-support.js';
+import { DEFAULT_MAX_STATE_BYTES, type StateCapableStore, supportsState } from '../../lib/stores/state-support.js';
 import type { ConformanceTarget } from './lease-store.conformance.js';
 
 const CALL_TIMEOUT_MS = 10_000;

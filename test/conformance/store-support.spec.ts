@@ -4,17 +4,15 @@ import { jest } from '@jest/globals';
 import { FatalLeaseStoreError, LeaseLostError, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import {
-  type AcquireProtocol,
   DEFAULT_MAX_STATE_BYTES,
   decodeStateEntry,
   onceUntilDone,
   prepareStateWrite,
-  StoreCalls,
   stateUnsupportedError,
   supportsState,
-  WatchFanOut,
   withStateColumn,
-} from '../../lib/stores/store-support.js';
+} from '../../lib/stores/state-support.js';
+import { type AcquireProtocol, StoreCalls, WatchFanOut } from '../../lib/stores/store-support.js';
 
 const request = (signal: AbortSignal) => ({ election: 'e', identity: 'me', leaseDurationMs: 5_000, signal });
 

@@ -17,7 +17,8 @@ import {
   TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../lease-store.js';
-import { decodeStateEntry, prepareStateWrite, StoreCalls, stateKey } from '../store-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey } from '../state-support.js';
+import { StoreCalls } from '../store-support.js';
 import { type AzureBlobLeaseStoreOptions, azureContainerClient } from './azure-client.js';
 import {
   type AzureAuthKind,

@@ -1,7 +1,8 @@
 import type { BlockBlobClient } from '@azure/storage-blob';
 import { messages } from '../../leader-election.messages.js';
 import { FatalLeaseStoreError, type Lease, type LeaseStoreError } from '../lease-store.js';
-import { type StateWrite, type Step, stateLostError } from '../store-support.js';
+import { type StateWrite, stateLostError } from '../state-support.js';
+import { type Step } from '../store-support.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf } from './azure-errors.js';
 
 // Leader state of AzureBlobLeaseStore: the leased blob's content, a JSON object

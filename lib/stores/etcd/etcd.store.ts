@@ -18,14 +18,8 @@ import {
   type RenewOptions,
   type StateCallOptions,
 } from '../lease-store.js';
-import {
-  decodeStateEntry,
-  prepareStateWrite,
-  type Step,
-  StoreCalls,
-  stateKey,
-  stateLostError,
-} from '../store-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
+import { type Step, StoreCalls } from '../store-support.js';
 import { etcdClientOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
 

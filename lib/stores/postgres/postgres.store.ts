@@ -18,18 +18,14 @@ import {
   type StateCallOptions,
 } from '../lease-store.js';
 import {
-  checkConnectionUrl,
   decodeStateEntry,
-  errorCode,
   onceUntilDone,
   prepareStateWrite,
-  type Step,
-  StoreCalls,
-  serverClockLimits,
   stateKey,
   stateLostError,
   withStateColumn,
-} from '../store-support.js';
+} from '../state-support.js';
+import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
 import { classifyPostgresError } from './postgres-errors.js';
 import {
   DEFAULT_SCHEMA,

@@ -19,15 +19,8 @@ import {
   type StateCallOptions,
   TransientLeaseStoreError,
 } from '../lease-store.js';
-import {
-  checkConnectionUrl,
-  decodeStateEntry,
-  prepareStateWrite,
-  StoreCalls,
-  serverClockLimits,
-  stateKey,
-  stateLostError,
-} from '../store-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
+import { checkConnectionUrl, StoreCalls, serverClockLimits } from '../store-support.js';
 import { ACQUIRE, RELEASE, RENEW, type Script, WRITE_STATE } from './redis-scripts.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 
