@@ -44,10 +44,15 @@ export interface Watched {
   clock: NodeClock;
   client: SimStoreClient;
   term?: number;
+  leaseId?: string;
   /** The term's signal, taken at `elected`: user loops hold it without asking again. */
   signal?: AbortSignal;
   /** The last acquire/renew whose success reached the elector: its deadline counts from that send. */
   lastSuccess?: SentCall;
+  started?: boolean;
+  /** Last suspend end and wall step back (true time): the model keeps them apart. */
+  suspendEndAt?: number;
+  wallBackAt?: number;
   resignedAt?: number;
   stopRequested?: boolean;
   stopped?: boolean;
@@ -81,8 +86,15 @@ export class Checker {
   watch(w: Watched): void {
     this.watched.push(w);
     const { retryIntervalMs } = this.scenario.timings;
+    // Only successes of the current term's lease count, latest send first: an abandoned call
+    // that succeeds late (a driver that ignored its signal) is a store-side extension, so using
+    // it can only make the bound looser, never hide a late step-down.
+    const successes = new Map<string, SentCall>();
     w.client.onSuccess = (call) => {
-      w.lastSuccess = call;
+      const id = call.leaseId as string;
+      const best = successes.get(id);
+      if (!best || call.local > best.local) successes.set(id, call);
+      if (id === w.leaseId) w.lastSuccess = successes.get(id);
     };
     w.client.onKnownAcquire = (leaseId) => this.known.add(leaseId);
     w.elector.events$.subscribe((event) => {
@@ -106,6 +118,10 @@ export class Checker {
         }
         w.term = term;
         w.signal = w.elector.signal;
+        const slot = this.server.slot();
+        if (slot.leaseId && slot.term === term) this.known.add(slot.leaseId);
+        w.leaseId = slot.leaseId;
+        w.lastSuccess = slot.leaseId === undefined ? undefined : successes.get(slot.leaseId);
         if (w.lastSuccess?.kind !== 'acquire') this.fail('model', `${w.identity} elected without a delivered acquire`);
       } else if (event.type === 'revoked') {
         w.revokes.push(this.world.now);
@@ -113,6 +129,7 @@ export class Checker {
           this.fail('lag', `${w.identity} term ${w.term} revoked with its signal still live`);
         w.term = undefined;
         w.signal = undefined;
+        w.leaseId = undefined;
       }
     });
   }

@@ -19,11 +19,14 @@ export interface Scenario {
   events: FaultEvent[];
 }
 
+/** `node` is an index, or -1 for the node leading when the fault strikes. */
 export type FaultEvent =
   | { kind: 'pause' | 'suspend'; at: number; node: number; ms: number }
   | { kind: 'wall'; at: number; node: number; ms: number }
-  | { kind: 'stop'; at: number; node: number; restartAfterMs: number }
-  | { kind: 'resign'; at: number; node: number };
+  | { kind: 'partition'; at: number; node: number; ms: number; mode: 'error' | 'blackhole' }
+  /** `inFlight`: wait until the server grants the node an acquire, and act while its answer travels. */
+  | { kind: 'stop'; at: number; node: number; restartAfterMs: number; inFlight: boolean }
+  | { kind: 'resign'; at: number; node: number; inFlight: boolean };
 
 /** The stated clock-rate bound: 1 %, a hundred times what a quartz oscillator drifts. */
 export const MAX_DRIFT = 0.01;
@@ -34,6 +37,7 @@ export const FAULT_KINDS = [
   'lost',
   'duplicate',
   'slow',
+  'deaf',
   'push',
   'early',
   'late',
@@ -41,6 +45,7 @@ export const FAULT_KINDS = [
   'pause',
   'suspend',
   'wall',
+  'partition',
   'stop',
   'resign',
 ] as const;
@@ -57,9 +62,9 @@ export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenar
   const timings = fc
     .record({
       leaseDurationMs: fc.constantFrom(1_000, 2_000, 3_000, 15_000),
-      margin: fc.double({ min: 0.25, max: 0.45, noNaN: true }),
-      renewRatio: fc.double({ min: 2.5, max: 6, noNaN: true }),
-      retryRatio: fc.double({ min: 0.1, max: 0.5, noNaN: true }),
+      margin: uniform(0.25, 0.45),
+      renewRatio: uniform(2.5, 6),
+      retryRatio: uniform(0.1, 0.5),
     })
     .map(({ leaseDurationMs, margin, renewRatio, retryRatio }) => {
       const renewDeadlineMs = Math.round(leaseDurationMs * (1 - margin));
@@ -75,29 +80,34 @@ export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenar
       seed: fc.integer({ min: 1, max: 2 ** 31 - 1 }),
       nodes: fc.integer({ min: 3, max: 5 }),
       timings,
-      rates: fc.array(on('drift', fc.double({ min: -MAX_DRIFT, max: MAX_DRIFT, noNaN: true })), {
+      rates: fc.array(on('drift', uniform(-MAX_DRIFT, MAX_DRIFT)), {
         minLength: 5,
         maxLength: 5,
       }),
-      earlyMs: on('early', fc.double({ min: 0, max: 1.5, noNaN: true })),
-      lateFraction: on('late', fc.double({ min: 0, max: 1, noNaN: true })),
+      earlyMs: on('early', uniform(0, 1.5)),
+      lateFraction: on('late', uniform(0, 1)),
       latencyMs: on('latency', fc.integer({ min: 0, max: 30 })),
-      error: on('errors', fc.double({ min: 0, max: 0.3, noNaN: true })),
-      lostReply: on('lost', fc.double({ min: 0, max: 0.2, noNaN: true })),
-      duplicate: on('duplicate', fc.double({ min: 0, max: 0.1, noNaN: true })),
-      slow: on('slow', fc.double({ min: 0, max: 0.1, noNaN: true })),
-      slowFactor: fc.double({ min: 0.5, max: 2, noNaN: true }),
-      lostPush: on('push', fc.double({ min: 0, max: 0.5, noNaN: true })),
-      faultLeases: fc.double({ min: 6, max: 20, noNaN: true }),
-      events: fc.array(
-        fc.record({
-          kind: fc.constantFrom('pause', 'suspend', 'wall', 'stop', 'resign'),
-          at: fc.double({ min: 0, max: 1, noNaN: true }),
-          node: fc.integer({ min: 0, max: 4 }),
-          size: fc.double({ min: 0, max: 1, noNaN: true }),
-          forward: fc.boolean(),
-        }),
-        { maxLength: 8 },
+      error: on('errors', uniform(0, 0.3)),
+      lostReply: on('lost', uniform(0, 0.2)),
+      duplicate: on('duplicate', uniform(0, 0.1)),
+      slow: on('slow', uniform(0, 0.1)),
+      deaf: on('deaf', uniform(0, 0.5)),
+      slowFactor: uniform(0.5, 2),
+      lostPush: on('push', uniform(0, 0.5)),
+      faultLeases: uniform(6, 20),
+      // Unbiased: fast-check's bias to bounds would put most faults at t=0, before anyone runs.
+      events: fc.noBias(
+        fc.array(
+          fc.record({
+            kind: fc.constantFrom('pause', 'suspend', 'wall', 'partition', 'stop', 'resign'),
+            at: uniform(0, 1),
+            // -1: whoever leads at that instant (most faults only matter there).
+            node: fc.integer({ min: -1, max: 4 }),
+            size: uniform(0, 1),
+            forward: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 10 },
+        ),
       ),
     })
     .map((raw): Scenario => {
@@ -120,10 +130,24 @@ export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenar
                 node: e.node,
                 ms: Math.round((e.forward ? 1 : -1) * (60_000 + e.size * 540_000)),
               };
+            case 'partition':
+              return {
+                kind: 'partition',
+                at,
+                node: e.node,
+                ms: Math.round(10 + e.size * 2 * lease),
+                mode: e.forward ? 'error' : 'blackhole',
+              };
             case 'stop':
-              return { kind: 'stop', at, node: e.node, restartAfterMs: Math.round(e.size * lease) };
+              return {
+                kind: 'stop',
+                at,
+                node: e.node,
+                restartAfterMs: Math.round(e.size * lease),
+                inFlight: e.forward,
+              };
             default:
-              return { kind: 'resign', at, node: e.node };
+              return { kind: 'resign', at, node: e.node, inFlight: e.forward };
           }
         })
         .sort((a, b) => a.at - b.at);
@@ -141,10 +165,16 @@ export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenar
           duplicate: raw.duplicate,
           slow: raw.slow,
           slowMs: Math.round(raw.slowFactor * callTimeoutMs),
+          deaf: raw.deaf,
           lostPush: raw.lostPush,
         },
         faultMs,
         events,
       };
     });
+}
+
+/** Uniform in value (fc.double is uniform over bit patterns: most draws would be ~1e-300). */
+function uniform(min: number, max: number): fc.Arbitrary<number> {
+  return fc.integer({ min: 0, max: 1_000_000 }).map((i) => min + ((max - min) * i) / 1_000_000);
 }

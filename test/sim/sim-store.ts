@@ -1,6 +1,5 @@
 import { throwIfAborted, untilAborted, untilAbortedUndoing } from '../../lib/shared/abort.js';
 import type { Clock } from '../../lib/shared/clock.js';
-import { timeoutSignal } from '../../lib/shared/clock.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -29,6 +28,8 @@ export interface NetworkFaults {
   /** Latency spike up to `slowMs` each way (longer than the call timeout: the caller gives up). */
   slow: number;
   slowMs: number;
+  /** The client ignores the call's signal (a driver that cannot cancel) and answers late. */
+  deaf: number;
   /** Push notifications (lease may be free) lost. */
   lostPush: number;
 }
@@ -44,7 +45,7 @@ export interface SentCall {
   local: number;
   wall: number;
   at: number;
-  fault?: 'error' | 'lost' | 'duplicate' | 'slow';
+  fault?: 'error' | 'lost' | 'duplicate' | 'slow' | 'blackhole';
   /** True time the answer (or the error) reached the sender. */
   repliedAt?: number;
 }
@@ -71,6 +72,8 @@ export class SimLeaseServer {
   readonly granted = new Map<string, SentCall>();
   readonly modelErrors: string[] = [];
   faultsOn = false;
+  /** Nodes cut off from the store: their calls fail at once (`error`) or vanish (`blackhole`). */
+  readonly partitioned = new Map<string, 'error' | 'blackhole'>();
 
   constructor(
     private readonly world: World,
@@ -185,6 +188,8 @@ export class SimStoreClient implements LeaseStore {
   /** A successful acquire/renew whose answer the elector received (not abandoned). */
   onSuccess?: (call: SentCall) => void;
   onKnownAcquire?: (leaseId: string) => void;
+  /** The server granted one of our acquires (its answer is still on the way): the riskiest instant to resign or stop. */
+  onAcquireGranted?: () => void;
 
   constructor(
     private readonly world: World,
@@ -205,13 +210,14 @@ export class SimStoreClient implements LeaseStore {
     });
     // Today's shared pattern (as in the SQL, Redis and etcd stores): only an abandoned acquire is
     // undone, by its proposed id, once it has ended. An answer lost after the write is not.
-    const answer = untilAbortedUndoing(request.signal, work.promise, this.pending, () =>
-      this.releaseById(leaseId, request.leaseDurationMs),
-    );
+    const answer = this.deaf()
+      ? work.promise
+      : untilAbortedUndoing(request.signal, work.promise, this.pending, () => this.releaseById(leaseId));
     void answer.then(
       (result) => {
-        if (result.acquired) this.onKnownAcquire?.(leaseId);
-        if (result.acquired) this.onSuccess?.(work.call);
+        if (!result.acquired) return;
+        if (answer !== work.promise) this.onKnownAcquire?.(leaseId);
+        this.onSuccess?.(work.call);
       },
       () => undefined,
     );
@@ -221,7 +227,7 @@ export class SimStoreClient implements LeaseStore {
   renew(lease: Lease, options: RenewOptions): Promise<void> {
     throwIfAborted(options.signal);
     const work = this.send<void>('renew', { leaseId: lease.leaseId, leaseDurationMs: options.leaseDurationMs });
-    const answer = untilAborted(options.signal, work.promise);
+    const answer = this.bounded(options.signal, work.promise);
     void answer.then(
       () => this.onSuccess?.(work.call),
       () => undefined,
@@ -231,30 +237,36 @@ export class SimStoreClient implements LeaseStore {
 
   release(lease: Lease, options: CallOptions): Promise<void> {
     throwIfAborted(options.signal);
-    return untilAborted(options.signal, this.send<void>('release', { leaseId: lease.leaseId }).promise);
+    return this.bounded(options.signal, this.send<void>('release', { leaseId: lease.leaseId }).promise);
   }
 
   read(_election: string, options: CallOptions): Promise<LeaseInfo> {
     throwIfAborted(options.signal);
-    return untilAborted(options.signal, this.send<LeaseInfo>('read', {}).promise);
+    return this.bounded(options.signal, this.send<LeaseInfo>('read', {}).promise);
+  }
+
+  /** A driver that ignores its signal now and then: the elector must stop waiting by itself. */
+  private deaf(): boolean {
+    return this.server.faultsOn && this.world.rng.chance(this.server.faults.deaf);
+  }
+
+  private bounded<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+    return this.deaf() ? work : untilAborted(signal, work);
   }
 
   watch(_election: string, onMayBeFree: () => void): LeaseWatch {
     return this.server.watch(this.node, onMayBeFree);
   }
 
-  private async releaseById(leaseId: string, leaseDurationMs: number): Promise<void> {
-    const { signal, dispose } = timeoutSignal(this.clock, leaseDurationMs);
-    try {
-      await untilAborted(signal, this.send<void>('release', { leaseId }).promise);
-    } finally {
-      dispose();
-    }
+  /** The store's own clean-up, not the elector's call: it may outlive the elector's stop(). */
+  private async releaseById(leaseId: string): Promise<void> {
+    await this.send<void>('release', { leaseId }, true).promise;
   }
 
   private send<T>(
     kind: CallKind,
     payload: { identity?: string; leaseId?: string; leaseDurationMs?: number },
+    internal = false,
   ): { promise: Promise<T>; call: SentCall } {
     const { world, server } = this;
     const rng = world.rng;
@@ -267,8 +279,9 @@ export class SimStoreClient implements LeaseStore {
       wall: this.clock.wallNow(),
       at: world.now,
     };
-    if (this.stoppedAt !== undefined) this.afterStop.push(`${kind} sent ${world.now - this.stoppedAt} ms after stop()`);
-    if (server.faultsOn) call.fault = pickFault(rng.next(), faults);
+    if (this.stoppedAt !== undefined && !internal)
+      this.afterStop.push(`${kind} sent ${world.now - this.stoppedAt} ms after stop()`);
+    if (server.faultsOn) call.fault = server.partitioned.get(this.node) ?? pickFault(rng.next(), faults);
     server.sent.push(call);
     if (process.env.SIM_TRACE) {
       console.log(`${world.now.toFixed(2)} ${this.node} send ${kind} ${payload.leaseId ?? ''} ${call.fault ?? ''}`);
@@ -301,6 +314,7 @@ export class SimStoreClient implements LeaseStore {
         }
         if (kind === 'acquire' && outcome.ok && (outcome.value as AcquireResult).acquired) {
           if (!server.granted.has(payload.leaseId as string)) server.granted.set(payload.leaseId as string, call);
+          if (!internal) this.onAcquireGranted?.();
         }
         if (call.fault === 'lost') {
           reply(() => reject(new TransientLeaseStoreError('simulated connection reset after the server applied')));
@@ -308,7 +322,7 @@ export class SimStoreClient implements LeaseStore {
         }
         reply(() => (outcome.ok ? resolve(outcome.value) : reject(outcome.error)));
       };
-      world.schedule(world.now + oneWay(), arrive);
+      if (call.fault !== 'blackhole') world.schedule(world.now + oneWay(), arrive);
     });
     return { promise, call };
   }

@@ -26,6 +26,7 @@ const silent = { log: () => undefined, warn: () => undefined, error: () => undef
  * graceful stop of everyone (nothing sent and no timer made after `stop()` resolved).
  */
 export async function simulate(scenario: Scenario, checks: Set<CheckName>): Promise<RunResult> {
+  if (process.env.SIM_TRACE) console.log(`scenario ${JSON.stringify(scenario)}`);
   const rng = new Rng(scenario.seed);
   const world = new World(rng);
   const server = new SimLeaseServer(world, ELECTION, scenario.net);
@@ -33,6 +34,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
   const { leaseDurationMs: lease, retryIntervalMs: retry, renewDeadlineMs, renewIntervalMs } = scenario.timings;
   const slots: Watched[] = [];
   const restarts: number[] = [];
+  let healAt = scenario.faultMs;
 
   // The elector's poll jitter uses Math.random: make it part of the seed.
   const realRandom = Math.random;
@@ -64,6 +66,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
       world.schedule(
         world.now + rng.next() * retry,
         () => {
+          w.started = true;
           if (!w.stopRequested) void elector.start().catch((error) => checker.fail('model', `start(): ${error}`));
         },
         identity,
@@ -84,6 +87,26 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
 
     for (let i = 0; i < scenario.nodes; i++) spawn(i);
 
+    const clocksApart = (w: Watched) =>
+      !w.clock.isSuspended &&
+      world.now - (w.suspendEndAt ?? Number.NEGATIVE_INFINITY) > 2 * lease &&
+      world.now - (w.wallBackAt ?? Number.NEGATIVE_INFINITY) > 2 * lease;
+
+    const act = (w: Watched, event: Extract<Scenario['events'][number], { kind: 'resign' | 'stop' }>) => {
+      if (process.env.SIM_TRACE) console.log(`${world.now.toFixed(2)} ${w.identity} act ${JSON.stringify(event)}`);
+      if (!w.clock.running || !w.started || w.stopRequested) return;
+      if (event.kind === 'resign') {
+        w.resignedAt = w.clock.now();
+        void w.elector.resign();
+        return;
+      }
+      const previous = w.clock;
+      void stop(w).then(() => {
+        world.schedule(world.now + event.restartAfterMs, () => void spawn(slots.indexOf(w), previous));
+      });
+      healAt = Math.max(healAt, world.now + 2 * renewDeadlineMs + event.restartAfterMs);
+    };
+
     // Probes: a guard asking isLeader() now and then on every node.
     const probeEvery = Math.max(5, retry / 3);
     const scheduleProbe = (index: number) =>
@@ -95,15 +118,15 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     for (let i = 0; i < scenario.nodes; i++) scheduleProbe(i);
 
     server.faultsOn = true;
-    let healAt = scenario.faultMs;
     for (const event of scenario.events) {
       world.schedule(event.at, () => {
-        const w = slots[event.node];
+        const w = event.node >= 0 ? slots[event.node] : (slots.find((s) => s.signal && !s.signal.aborted) ?? slots[0]);
         if (w.stopRequested) return;
         switch (event.kind) {
           case 'pause':
           case 'suspend': {
             if (!w.clock.running) return;
+            if (event.kind === 'suspend' && !clocksApart(w)) return;
             if (event.kind === 'pause') w.clock.paused = true;
             else w.clock.suspend();
             const frozen = { node: w.identity, from: world.now, to: undefined as number | undefined };
@@ -111,7 +134,10 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
             healAt = Math.max(healAt, world.now + event.ms);
             world.schedule(world.now + event.ms, () => {
               if (event.kind === 'pause') w.clock.paused = false;
-              else w.clock.resume();
+              else {
+                w.clock.resume();
+                w.suspendEndAt = world.now;
+              }
               frozen.to = world.now;
               // A guard call right after waking: a suspend must not have extended leadership.
               checker.probe(w);
@@ -119,22 +145,32 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
             return;
           }
           case 'wall':
+            // One clock lies at a time: a step back during or near a suspend fools both, and
+            // nothing can then bound the term (stated in the fault model).
+            if (event.ms < 0 && !clocksApart(w)) return;
+            if (event.ms < 0) w.wallBackAt = world.now;
             w.clock.stepWall(event.ms);
             return;
+          case 'partition':
+            server.partitioned.set(w.identity, event.mode);
+            healAt = Math.max(healAt, world.now + event.ms);
+            world.schedule(world.now + event.ms, () => void server.partitioned.delete(w.identity));
+            return;
           case 'resign':
-            if (!w.clock.running) return;
-            w.resignedAt = w.clock.now();
-            void w.elector.resign();
+          case 'stop':
+            if (!event.inFlight) return act(w, event);
+            {
+              // Act once the server granted an acquire (to this node, or to whoever wins next), while
+              // the answer may still be on its way.
+              const armed = event.node >= 0 ? [w] : slots.filter((s) => !s.stopRequested);
+              for (const target of armed) {
+                target.client.onAcquireGranted = () => {
+                  for (const other of armed) other.client.onAcquireGranted = undefined;
+                  world.schedule(world.now + rng.next() * scenario.net.latencyMs, () => act(target, event));
+                };
+              }
+            }
             return;
-          case 'stop': {
-            if (!w.clock.running) return;
-            const previous = w.clock;
-            void stop(w).then(() => {
-              world.schedule(world.now + event.restartAfterMs, () => void spawn(event.node, previous));
-            });
-            healAt = Math.max(healAt, world.now + 2 * renewDeadlineMs + event.restartAfterMs);
-            return;
-          }
         }
       });
     }
