@@ -94,7 +94,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
 
     const act = (w: Watched, event: Extract<Scenario['events'][number], { kind: 'resign' | 'stop' }>) => {
       if (process.env.SIM_TRACE) console.log(`${world.now.toFixed(2)} ${w.identity} act ${JSON.stringify(event)}`);
-      if (!w.clock.running || !w.started || w.stopRequested) return;
+      if (!server.faultsOn || !w.clock.running || !w.started || w.stopRequested) return;
       if (event.kind === 'resign') {
         w.resignedAt = w.clock.now();
         void w.elector.resign();
@@ -177,6 +177,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     const check = () => checker.instant();
     await world.runUntil(scenario.faultMs, check);
     server.faultsOn = false;
+    for (const w of slots) w.client.onAcquireGranted = undefined;
     // Everything heals: pauses and suspends end on their own schedule, stopped nodes restart.
     await world.runUntil(healAt, check);
 
