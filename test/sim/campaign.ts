@@ -22,6 +22,8 @@ export interface CampaignReport {
   byCheck: Partial<Record<CheckName, { count: number; first: CampaignFinding }>>;
   maxLagMs: number;
   recoveryMs: { p50: number; p99: number; max: number } | undefined;
+  /** Every run's healing → one leader time (ms), for merging campaigns run in parallel. */
+  recoveries: number[];
 }
 
 /** The seed of run `run` of a campaign: each run is replayable on its own. */
@@ -52,8 +54,9 @@ export async function campaign(
     byCheck: {},
     maxLagMs: 0,
     recoveryMs: undefined,
+    recoveries: [],
   };
-  const recoveries: number[] = [];
+  const recoveries = report.recoveries;
   for (let run = firstRun; run < firstRun + runs; run++) {
     const scenario = scenarioOf(seed, run);
     const result: RunResult = await simulate(scenario, checks);
@@ -73,9 +76,14 @@ export async function campaign(
     }
     onProgress?.(run - firstRun + 1);
   }
-  recoveries.sort((a, b) => a - b);
-  const at = (q: number) => Math.round(recoveries[Math.min(recoveries.length - 1, Math.floor(q * recoveries.length))]);
-  if (recoveries.length > 0) report.recoveryMs = { p50: at(0.5), p99: at(0.99), max: at(1) };
+  report.recoveryMs = quantiles(recoveries);
   report.wallMs = Date.now() - started;
   return report;
+}
+
+export function quantiles(values: number[]): CampaignReport['recoveryMs'] {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
 }
