@@ -1,4 +1,4 @@
-import { throwIfAborted, untilAborted, untilAbortedUndoing } from '../../lib/shared/abort.js';
+import { throwIfAborted, untilAborted } from '../../lib/shared/abort.js';
 import type { Clock } from '../../lib/shared/clock.js';
 import {
   type AcquireRequest,
@@ -208,11 +208,17 @@ export class SimStoreClient implements LeaseStore {
       leaseId,
       leaseDurationMs: request.leaseDurationMs,
     });
-    // Today's shared pattern (as in the SQL, Redis and etcd stores): only an abandoned acquire is
-    // undone, by its proposed id, once it has ended. An answer lost after the write is not.
+    // The rule the SQL, Redis and etcd stores followed before issue 11: only an acquire the caller
+    // abandoned is undone, by its proposed id, once it has ended; an answer lost after the write is
+    // not. (Once lib/stores has one rule for unknown outcomes, this store should use it instead.)
     const answer = this.deaf()
       ? work.promise
-      : untilAbortedUndoing(request.signal, work.promise, this.pending, () => this.releaseById(leaseId));
+      : untilAborted(request.signal, work.promise, () => {
+          const release = () => this.releaseById(leaseId);
+          const undo = work.promise.then(release, release).catch(() => undefined);
+          this.pending.add(undo);
+          void undo.finally(() => this.pending.delete(undo));
+        });
     void answer.then(
       (result) => {
         if (!result.acquired) return;
