@@ -1,6 +1,7 @@
 import type { Elector } from '../../lib/election/elector.js';
 import type { Scenario } from './scenario.js';
 import type { SentCall, SimLeaseServer, SimStoreClient } from './sim-store.js';
+import { switchesFromEnv } from './switches.js';
 import type { NodeClock, World } from './world.js';
 
 /**
@@ -25,10 +26,8 @@ export const CHECKS = [
 ] as const;
 export type CheckName = (typeof CHECKS)[number];
 
-export function enabledChecks(spec = process.env.SIM_CHECKS): Set<CheckName> {
-  if (!spec || spec === 'all') return new Set(CHECKS);
-  return new Set(spec.split(',').map((s) => s.trim()) as CheckName[]);
-}
+/** `SIM_CHECKS=lag,overlap` runs only those checks; default all. */
+export const enabledChecks = (spec = process.env.SIM_CHECKS) => switchesFromEnv(spec, CHECKS);
 
 export interface Violation {
   check: CheckName;

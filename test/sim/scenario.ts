@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { NetworkFaults } from './sim-store.js';
+import { switchesFromEnv } from './switches.js';
 import type { TimerFaults } from './world.js';
 
 /**
@@ -52,10 +53,7 @@ export const FAULT_KINDS = [
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** `SIM_FAULTS=errors,lost` keeps only those faults; default all. */
-export function enabledFaults(spec = process.env.SIM_FAULTS): Set<FaultKind> {
-  if (!spec || spec === 'all') return new Set(FAULT_KINDS);
-  return new Set(spec.split(',').map((s) => s.trim()) as FaultKind[]);
-}
+export const enabledFaults = (spec = process.env.SIM_FAULTS) => switchesFromEnv(spec, FAULT_KINDS);
 
 export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenario> {
   const on = (kind: FaultKind, value: fc.Arbitrary<number>) => (faults.has(kind) ? value : fc.constant(0));
