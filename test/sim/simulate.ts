@@ -178,7 +178,10 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     await world.runUntil(scenario.faultMs, check);
     server.faultsOn = false;
     for (const w of slots) w.client.onAcquireGranted = undefined;
-    // Everything heals: pauses and suspends end on their own schedule, stopped nodes restart.
+    // Everything heals: pauses and suspends end on their own schedule, stopped nodes restart, and
+    // requests slowed before the end of the faults land (and answer) up to two slow trips later.
+    const lastSlow = server.sent.filter((c) => c.fault === 'slow').at(-1);
+    if (lastSlow) healAt = Math.max(healAt, lastSlow.at + 2 * scenario.net.slowMs);
     await world.runUntil(healAt, check);
 
     // Healed: one leader within lease + retry (+ jitter) + slack for round trips and late timers.
