@@ -48,6 +48,8 @@ export interface SentCall {
   fault?: 'error' | 'lost' | 'duplicate' | 'slow' | 'blackhole';
   /** True time the answer (or the error) reached the sender. */
   repliedAt?: number;
+  /** Sent through a store that ignores its signal and undoes nothing (see `deafAcquire`). */
+  deaf?: boolean;
 }
 
 interface Shadow {
@@ -201,6 +203,7 @@ export class SimStoreClient implements LeaseStore {
   }
 
   acquire(request: AcquireRequest): Promise<AcquireResult> {
+    if (this.deaf()) return this.deafAcquire(request);
     throwIfAborted(request.signal);
     const leaseId = `${this.node}:${++this.calls}`;
     const work = this.send<AcquireResult>('acquire', {
@@ -211,23 +214,40 @@ export class SimStoreClient implements LeaseStore {
     // The rule the SQL, Redis and etcd stores followed before issue 11: only an acquire the caller
     // abandoned is undone, by its proposed id, once it has ended; an answer lost after the write is
     // not. (Once lib/stores has one rule for unknown outcomes, this store should use it instead.)
-    const answer = this.deaf()
-      ? work.promise
-      : untilAborted(request.signal, work.promise, () => {
-          const release = () => this.releaseById(leaseId);
-          const undo = work.promise.then(release, release).catch(() => undefined);
-          this.pending.add(undo);
-          void undo.finally(() => this.pending.delete(undo));
-        });
+    const answer = untilAborted(request.signal, work.promise, () => {
+      const release = () => this.releaseById(leaseId);
+      const undo = work.promise.then(release, release).catch(() => undefined);
+      this.pending.add(undo);
+      void undo.finally(() => this.pending.delete(undo));
+    });
     void answer.then(
       (result) => {
         if (!result.acquired) return;
-        if (answer !== work.promise) this.onKnownAcquire?.(leaseId);
+        this.onKnownAcquire?.(leaseId);
         this.onSuccess?.(work.call);
       },
       () => undefined,
     );
     return answer;
+  }
+
+  /**
+   * A third-party store that ignores its signal and undoes nothing: the elector alone must stop
+   * waiting, and hand back a win that comes after it gave up (its late-answer hook, drained by stop()).
+   */
+  private deafAcquire(request: AcquireRequest): Promise<AcquireResult> {
+    throwIfAborted(request.signal);
+    const work = this.send<AcquireResult>('acquire', {
+      identity: request.identity,
+      leaseId: `${this.node}:${++this.calls}`,
+      leaseDurationMs: request.leaseDurationMs,
+    });
+    work.call.deaf = true;
+    void work.promise.then(
+      (result) => result.acquired && this.onSuccess?.(work.call),
+      () => undefined,
+    );
+    return work.promise;
   }
 
   renew(lease: Lease, options: RenewOptions): Promise<void> {
