@@ -3,7 +3,7 @@ import { Checker, type CheckName, type Violation, type Watched } from './checker
 import { Rng } from './rng.js';
 import type { Scenario } from './scenario.js';
 import { SimLeaseServer, SimStoreClient } from './sim-store.js';
-import { NodeClock, World } from './world.js';
+import { LivelockError, NodeClock, World } from './world.js';
 
 export interface RunResult {
   violations: Violation[];
@@ -35,6 +35,15 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
   const slots: Watched[] = [];
   const restarts: number[] = [];
   let healAt = scenario.faultMs;
+
+  const result = (recoveryMs: number | undefined): RunResult => ({
+    violations: checker.violations,
+    elections: checker.stats.elections,
+    maxLagMs: checker.stats.maxLagMs,
+    recoveryMs,
+    simulatedMs: world.now,
+    events: world.processed,
+  });
 
   // The elector's poll jitter uses Math.random: make it part of the seed.
   const realRandom = Math.random;
@@ -239,14 +248,12 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     }
     for (const error of server.modelErrors) checker.fail('model', error);
 
-    return {
-      violations: checker.violations,
-      elections: checker.stats.elections,
-      maxLagMs: checker.stats.maxLagMs,
-      recoveryMs,
-      simulatedMs: world.now,
-      events: world.processed,
-    };
+    return result(recoveryMs);
+  } catch (error) {
+    // A livelock (events without end at one instant) is a finding, not a crash of the campaign.
+    if (!(error instanceof LivelockError)) throw error;
+    checker.fail('livelock', error.message);
+    return result(undefined);
   } finally {
     Math.random = realRandom;
   }

@@ -17,7 +17,7 @@ export interface WorldEvent {
 }
 
 export interface TimerFaults {
-  /** Node fires timers up to ~1 ms before the requested delay (libuv's cached loop time). */
+  /** How stale libuv's cached loop time may be when a timer is set (< 1 ms): it then fires early. */
   earlyMs: number;
   /** How late a timer may fire on a busy event loop; must fit inside the safety margin. */
   lateMs: number;
@@ -50,6 +50,7 @@ export class World {
 
   /** Runs every event up to `end`; `check(phase)` runs before time moves and after each instant. */
   async runUntil(end: number, check: (phase: 'before' | 'after') => void): Promise<void> {
+    let sameInstant = 0;
     for (;;) {
       const peek = this.pickNext(false);
       if (!peek || peek.at > end) break;
@@ -57,8 +58,10 @@ export class World {
       if (next.at > this.now) {
         // Acting only grows worse as time passes without events: look at the left limit too.
         this.now = next.at;
+        sameInstant = 0;
         check('before');
       }
+      if (++sameInstant > LIVELOCK_EVENTS) throw new LivelockError(this.now, sameInstant);
       this.processed += 1;
       await next.run();
       await drain();
@@ -96,6 +99,18 @@ export class World {
     }
     if (best && take) this.queue.splice(bestIndex, 1);
     return best;
+  }
+}
+
+/** Events at one instant beyond which the simulation stops: something re-arms without end. */
+const LIVELOCK_EVENTS = 100_000;
+
+export class LivelockError extends Error {
+  constructor(
+    readonly at: number,
+    readonly events: number,
+  ) {
+    super(`${events} events at ${at.toFixed(3)} ms without time moving: a livelock`);
   }
 }
 
@@ -158,10 +173,12 @@ export class NodeClock implements Clock {
     this.onSetTimeout?.();
     const id = this.nextId++;
     const rng = this.world.rng;
-    // Most timers fire on time; some early (by < earlyMs), some late.
+    // As Node does: the delay counts whole ms, at least 1 (libuv), from a loop time that may be up
+    // to `earlyMs` (< 1 ms) stale — so a timer fires up to ~2 ms early, never at once. Some fire late.
+    const delay = Number.isFinite(ms) && ms >= 1 ? Math.floor(ms) : 1;
     const roll = rng.next();
     const error = roll < 0.3 ? -rng.next() * this.faults.earlyMs : roll < 0.45 ? rng.next() * this.faults.lateMs : 0;
-    const target = this.now() + Math.max(0, Math.max(0, ms) + error);
+    const target = this.now() + delay + error;
     this.timers.set(id, { id, target, seq: this.world.nextSeq(), callback });
     return id;
   }
