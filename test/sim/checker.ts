@@ -58,6 +58,8 @@ export interface Watched {
   wallBackAt?: number;
   resignedAt?: number;
   stopRequested?: boolean;
+  /** True time stop() was called. */
+  stopRequestedAt?: number;
   stopped?: boolean;
   revokes: number[];
 }
@@ -200,6 +202,10 @@ export class Checker {
     if (!sent || sent.repliedAt === undefined) return;
     // A store that undoes nothing lost the answer: nobody can know that lease (a store bug, not ours).
     if (sent.deaf && sent.fault === 'lost') return;
+    // Nor can a stopped elector hand back a win such a store answered after stop() gave up waiting:
+    // nothing of it may start after stop(); the lease expires by itself.
+    const owner = this.watched.find((w) => w.identity === sent.node);
+    if (sent.deaf && owner?.stopRequestedAt !== undefined && owner.stopRequestedAt <= sent.repliedAt) return;
     const { renewDeadlineMs, renewIntervalMs } = this.scenario.timings;
     const callTimeout = (renewDeadlineMs - renewIntervalMs) / (1 - 0.011);
     const due =

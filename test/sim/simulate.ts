@@ -85,6 +85,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
 
     const stop = (w: Watched): Promise<void> => {
       w.stopRequested = true;
+      w.stopRequestedAt = world.now;
       return w.elector.stop().then(() => {
         w.stopped = true;
         w.client.stoppedAt = world.now;
