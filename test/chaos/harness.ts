@@ -17,6 +17,7 @@ import {
   type LedgerEntry,
   type LedgerReport,
   readLedger,
+  type SendEvidence,
 } from '../support/ledger.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -100,6 +101,8 @@ export class Instance {
     readonly id: string,
     readonly child: ChildProcessWithoutNullStreams,
     readonly proxy: FaultProxy | undefined,
+    /** Its timing, for the independent ledger. */
+    readonly renewDeadlineMs: number = T.renewDeadlineMs,
   ) {
     const collect = (stream: OutputLine['stream']) => (text: string) => {
       this.output.push({ stream, at: Date.now(), text });
@@ -250,7 +253,7 @@ export class Scenario {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
-    const instance = new Instance(id, child, proxy);
+    const instance = new Instance(id, child, proxy, Number(env.RENEW_DEADLINE_MS));
     this.instances.push(instance);
     return instance;
   }
@@ -274,7 +277,19 @@ export class Scenario {
   }
 
   check(now = Date.now()): LedgerReport {
-    return checkLedger(this.ledger(), now);
+    return checkLedger(this.ledger(), now, this.evidence());
+  }
+
+  /**
+   * The proxies' logs of acquire/renew requests: acting intervals end by them, not by what the
+   * electors claim (an elector overstating its deadline would move a claim-based bound with it).
+   */
+  evidence(): SendEvidence {
+    const proxied = this.instances.filter((i) => i.proxy);
+    return {
+      renewDeadlineMs: new Map(proxied.map((i) => [i.id, i.renewDeadlineMs])),
+      sends: proxied.flatMap((i) => (i.proxy as FaultProxy).leaseSends().map((send) => ({ ...send, id: i.id }))),
+    };
   }
 
   /** The acting intervals right now (more than one would be a violation). */
@@ -392,7 +407,7 @@ export class Scenario {
     for (const i of this.instances) await i.proxy?.close();
     const violations = [...this.violations];
     const entries = this.ledger();
-    const report = checkLedger(entries, Date.now());
+    const report = checkLedger(entries, Date.now(), this.evidence());
     violations.push(...report.violations);
     violations.push(
       ...checkContention(

@@ -35,6 +35,12 @@ const healthApp = (store: FaultInjectingStore | InMemoryLeaseStore, identity: st
     providers: [LeaderElectionHealthIndicator],
   });
 
+/** The timings the elector derives from LEASE_MS (3000): renew deadline 2000, renew every 500. */
+const RENEW_DEADLINE_MS = 2_000;
+const RENEW_INTERVAL_MS = 500;
+/** Deadline after the first failed renewal's send, plus probe polling and a loaded machine's lag. */
+const HEALTH_DOWN_MAX_MS = RENEW_DEADLINE_MS + RENEW_INTERVAL_MS + 700;
+
 /** Terminus answers 200 when every check is up and 503 otherwise. */
 async function probe(app: INestApplication, path: string) {
   const res = await request(app.getHttpServer()).get(path);
@@ -115,10 +121,10 @@ describe('LeaderElectionHealthIndicator (terminus)', () => {
       const since = Date.now();
       // Right after the store starts failing we are still within the deadline: up.
       expect((await probe(leader, '/health')).status).toBe(200);
-      // Renew deadline 2000 ms; a hanging call is only counted as failed when it times out (up to
-      // another 2000 ms), so allow twice the deadline plus slack.
+      // Down once failing for the renew deadline (2000 ms) counted from the first failed call's
+      // send, which is the next renewal (within 500 ms); a hanging call counts from its send too.
       let down: Awaited<ReturnType<typeof probe>> | undefined;
-      const giveUpAt = Date.now() + 4_000 + 3 * SLACK_MS;
+      const giveUpAt = Date.now() + HEALTH_DOWN_MAX_MS + SLACK_MS;
       while (!down && Date.now() < giveUpAt) {
         const res = await probe(leader, '/health');
         if (res.status === 503) down = res;
@@ -126,7 +132,9 @@ describe('LeaderElectionHealthIndicator (terminus)', () => {
       }
       const elapsed = Date.now() - since;
       expect(down).toBeDefined();
-      expect(elapsed).toBeGreaterThanOrEqual(1_400);
+      // Date.now() counts whole ms; the elector measures on the monotonic clock.
+      expect(elapsed).toBeGreaterThanOrEqual(RENEW_DEADLINE_MS - 2);
+      expect(elapsed).toBeLessThanOrEqual(HEALTH_DOWN_MAX_MS);
       expect(down!.body.details.leaderElection).toMatchObject({ status: 'down', isLeader: false, state: 'follower' });
       expect(String(down!.body.details.leaderElection!.reason)).toMatch(/^store failing for \d+ calls/);
       console.info(`health down ${elapsed} ms after the store started failing (${fault})`);

@@ -117,6 +117,20 @@ export class FaultProxy {
     return counts;
   }
 
+  /**
+   * The lease requests that could start or extend a term, as the proxy saw them arrive (each after
+   * its client sent it), with whether the server granted it: the independent ledger's evidence.
+   */
+  leaseSends(): Array<{ op: 'acquire' | 'renew'; at: number; ok: boolean }> {
+    return this.log
+      .filter((call) => call.op === 'lease:acquire' || call.op === 'lease:renew')
+      .map((call) => ({
+        op: call.op === 'lease:acquire' ? ('acquire' as const) : ('renew' as const),
+        at: call.at,
+        ok: call.status !== undefined && call.status >= 200 && call.status < 300,
+      }));
+  }
+
   async close(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();

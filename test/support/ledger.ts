@@ -39,9 +39,32 @@ export interface ActingInterval {
   id: string;
   term: number;
   start: number;
-  /** min(end seen by the instance, last validUntil): a paused process stops acting at its deadline. */
+  /**
+   * min(end seen by the instance, its deadline): a paused process stops acting at its deadline.
+   * With {@link SendEvidence}, the deadline is the independent one (last successful request seen
+   * by the proxy + renewDeadline); without, the instance's own `validUntil` claim.
+   */
   end: number;
 }
+
+/**
+ * What a proxy in front of the store saw, per instance: when each lease acquire/renew request
+ * arrived (always after the elector sent it) and whether it succeeded. The deadline rule is
+ * "renewDeadline after the *send* of the last successful acquire/renew", so `arrival +
+ * renewDeadline` bounds the term from above without trusting anything the elector says.
+ */
+export interface SendEvidence {
+  /** Instances whose every store call went through a logging proxy, with their renewDeadlineMs. */
+  renewDeadlineMs: ReadonlyMap<string, number>;
+  sends: ReadonlyArray<{ id: string; op: 'acquire' | 'renew'; at: number; ok: boolean }>;
+}
+
+/**
+ * How far a `validUntil` claim may exceed the independent bound: 1 ms for each of the two
+ * whole-ms clocks, plus a 0.05 % slew between the elector's monotonic and wall clocks over the
+ * deadline. "Deadline from the answer" overstates by a round trip, more than this under load.
+ */
+export const claimSlackMs = (renewDeadlineMs: number) => 2 + renewDeadlineMs * 0.0005;
 
 export interface LedgerReport {
   intervals: ActingInterval[];
@@ -50,8 +73,11 @@ export interface LedgerReport {
   longestGapMs: (from: number, until: number) => number;
 }
 
-/** Checks the ledger; `now` closes intervals still open (the instance is still leading). */
-export function checkLedger(entries: LedgerEntry[], now = Date.now()): LedgerReport {
+/**
+ * Checks the ledger; `now` closes intervals still open (the instance is still leading). With
+ * `evidence`, acting ends at the independent deadline and each `validUntil` is only cross-checked.
+ */
+export function checkLedger(entries: LedgerEntry[], now = Date.now(), evidence?: SendEvidence): LedgerReport {
   const violations: string[] = [];
   const key = (id: string, term: number) => `${id}#${term}`;
   const intervals = new Map<string, ActingInterval>();
@@ -63,10 +89,19 @@ export function checkLedger(entries: LedgerEntry[], now = Date.now()): LedgerRep
     if (e.t === 'end') ended.set(key(e.id, e.term), e.at);
     if (e.t === 'error') violations.push(`${e.id}: unhandled error: ${e.message}`);
   }
+  const independent = evidence ? independentDeadlines([...intervals.values()], evidence, violations) : undefined;
   for (const [k, interval] of intervals) {
     const until = validUntil.get(k);
     if (until === undefined) violations.push(`${k}: term started without a validity bound`);
-    interval.end = Math.min(ended.get(k) ?? now, until ?? interval.start, now);
+    const bound = independent?.get(k);
+    const slack = claimSlackMs(evidence?.renewDeadlineMs.get(interval.id) ?? 0);
+    if (bound !== undefined && until !== undefined && until > bound + slack) {
+      violations.push(
+        `${k} claimed validity until ${until}, ${until - bound} ms past its independent deadline ${bound} ` +
+          `(last successful acquire/renew seen by the proxy + renewDeadline): the elector overstates its deadline`,
+      );
+    }
+    interval.end = Math.min(ended.get(k) ?? now, bound ?? until ?? interval.start, now);
   }
   const sorted = [...intervals.values()].sort((a, b) => a.start - b.start);
   for (let i = 0; i < sorted.length; i++) {
@@ -140,4 +175,33 @@ export function checkContention(
     }
   }
   return violations;
+}
+
+/**
+ * Per term, the latest moment it may act by the rule, from the proxy's log alone: renewDeadline
+ * after the last successful acquire/renew that arrived between the term's acquire and the same
+ * instance's next term.
+ */
+function independentDeadlines(
+  terms: ActingInterval[],
+  evidence: SendEvidence,
+  violations: string[],
+): Map<string, number> {
+  const bounds = new Map<string, number>();
+  for (const [id, renewDeadlineMs] of evidence.renewDeadlineMs) {
+    const own = terms.filter((t) => t.id === id).sort((a, b) => a.start - b.start);
+    const sends = evidence.sends.filter((s) => s.id === id && s.ok).sort((a, b) => a.at - b.at);
+    own.forEach((term, index) => {
+      const acquired = sends.filter((s) => s.op === 'acquire' && s.at <= term.start).at(-1);
+      if (!acquired) {
+        violations.push(`${id}#${term.term}: elected without a successful acquire in the proxy's log`);
+        bounds.set(`${id}#${term.term}`, term.start);
+        return;
+      }
+      const next = own[index + 1]?.start ?? Number.POSITIVE_INFINITY;
+      const last = sends.filter((s) => s.at >= acquired.at && s.at < next).at(-1) ?? acquired;
+      bounds.set(`${id}#${term.term}`, last.at + renewDeadlineMs);
+    });
+  }
+  return bounds;
 }

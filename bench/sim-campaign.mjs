@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// @ts-check
+// A long deterministic-simulation campaign (test/sim): real Electors over a simulated faulty store,
+// `SIM_RUNS` schedules (default 100000) from `SIM_SEED`, split over `SIM_WORKERS` processes
+// (default 1: the machine is shared). Prints the figures and writes bench/results/sim.json. Any
+// violation is listed with the command that replays its run alone.
+//
+//   SIM_RUNS=100000 SIM_WORKERS=2 node bench/sim-campaign.mjs
+//   SIM_CHECKS=lag,overlap SIM_FAULTS=partition,early node bench/sim-campaign.mjs   (narrowed)
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const register = join(root, 'test/support/swc-register.mjs');
+
+if (process.argv[2] === '--child') {
+  // One share of the campaign, in TypeScript through the tests' swc loader; JSON on stdout.
+  const [first, count, seed] = process.argv.slice(3).map(Number);
+  const { campaign } = await import(pathToFileURL(join(root, 'test/sim/campaign.ts')).href);
+  const { enabledChecks } = await import(pathToFileURL(join(root, 'test/sim/checker.ts')).href);
+  const every = Math.max(1, Math.floor(count / 20));
+  const report = await campaign(seed, count, enabledChecks(), first, (/** @type {number} */ done) => {
+    if (done % every === 0) process.stderr.write(`  runs ${first}..${first + done - 1} done\n`);
+  });
+  process.stdout.write(JSON.stringify(report));
+  process.exit(0);
+}
+
+const runs = Number(process.env.SIM_RUNS ?? 100_000);
+const seed = Number(process.env.SIM_SEED ?? 20_261_123);
+const workers = Math.max(1, Number(process.env.SIM_WORKERS ?? 1));
+const startedAt = Date.now();
+console.log(`sim campaign: ${runs} schedules, seed ${seed}, ${workers} worker(s)`);
+
+/**
+ * @typedef {{ count: number, first: { run: number, violation: { message: string } } }} Found
+ * @typedef {{ recoveries: number[], byCheck: Record<string, Found>, maxLagMs: number } & Record<string, any>} Report
+ */
+/** @type {Promise<Report>[]} */
+const shares = Array.from({ length: workers }, (_, i) => {
+  const first = Math.floor((runs * i) / workers);
+  const count = Math.floor((runs * (i + 1)) / workers) - first;
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', register, fileURLToPath(import.meta.url), '--child', first, count, seed].map(String),
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`worker exited ${code}`))));
+  });
+});
+const reports = await Promise.all(shares);
+
+const recoveries = reports.flatMap((r) => r.recoveries).sort((a, b) => a - b);
+/** @param {number} p */
+const q = (p) =>
+  Math.round(recoveries[Math.min(recoveries.length - 1, Math.floor(p * recoveries.length))] ?? Number.NaN);
+/** @type {Record<string, Found>} */
+const byCheck = {};
+for (const report of reports) {
+  for (const [check, found] of Object.entries(report.byCheck)) {
+    const entry = (byCheck[check] ??= { count: 0, first: found.first });
+    entry.count += found.count;
+    if (found.first.run < entry.first.run) entry.first = found.first;
+  }
+}
+/** @param {string} key */
+const sum = (key) => reports.reduce((total, r) => total + r[key], 0);
+const figures = {
+  at: new Date().toISOString(),
+  seed,
+  runs,
+  workers,
+  wallSeconds: Math.round((Date.now() - startedAt) / 1000),
+  simulatedHours: Math.round((sum('simulatedMs') / 3_600_000) * 10) / 10,
+  events: sum('events'),
+  elections: sum('elections'),
+  maxStepDownLagMs: Math.round(Math.max(...reports.map((r) => r.maxLagMs)) * 100) / 100,
+  healedToOneLeaderMs: { p50: q(0.5), p99: q(0.99), max: q(1) },
+  violations: Object.fromEntries(
+    Object.entries(byCheck).map(([check, { count, first }]) => [
+      check,
+      {
+        count,
+        firstRun: first.run,
+        message: first.violation.message,
+        replay: `SIM_SEED=${seed} SIM_RUN=${first.run} npm test -- test/sim`,
+      },
+    ]),
+  ),
+};
+console.log(JSON.stringify(figures, null, 2));
+mkdirSync(join(here, 'results'), { recursive: true });
+writeFileSync(join(here, 'results/sim.json'), `${JSON.stringify(figures, null, 2)}\n`);
+console.log(`written: bench/results/sim.json`);

@@ -1,0 +1,89 @@
+import fc from 'fast-check';
+import type { CheckName, Violation } from './checker.js';
+import { enabledFaults, type Scenario, scenarioArbitrary } from './scenario.js';
+import { type RunResult, simulate } from './simulate.js';
+
+export interface CampaignFinding {
+  run: number;
+  /** fast-check seed of this run alone: `SIM_SEED=<campaign seed> SIM_RUN=<run>` replays it. */
+  runSeed: number;
+  violation: Violation;
+  scenario: Scenario;
+}
+
+export interface CampaignReport {
+  seed: number;
+  runs: number;
+  wallMs: number;
+  simulatedMs: number;
+  events: number;
+  elections: number;
+  /** Violations by check, and the first run that showed each. */
+  byCheck: Partial<Record<CheckName, { count: number; first: CampaignFinding }>>;
+  maxLagMs: number;
+  recoveryMs: { p50: number; p99: number; max: number } | undefined;
+  /** Every run's healing → one leader time (ms), for merging campaigns run in parallel. */
+  recoveries: number[];
+}
+
+/** The seed of run `run` of a campaign: each run is replayable on its own. */
+export function runSeed(seed: number, run: number): number {
+  return (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(run + 1, 0xc2b2ae35)) >>> 0;
+}
+
+export function scenarioOf(seed: number, run: number): Scenario {
+  const [scenario] = fc.sample(scenarioArbitrary(enabledFaults()), { seed: runSeed(seed, run), numRuns: 1 });
+  return scenario;
+}
+
+export async function campaign(
+  seed: number,
+  runs: number,
+  checks: Set<CheckName>,
+  firstRun = 0,
+  onProgress?: (done: number) => void,
+): Promise<CampaignReport> {
+  const started = Date.now();
+  const report: CampaignReport = {
+    seed,
+    runs,
+    wallMs: 0,
+    simulatedMs: 0,
+    events: 0,
+    elections: 0,
+    byCheck: {},
+    maxLagMs: 0,
+    recoveryMs: undefined,
+    recoveries: [],
+  };
+  const recoveries = report.recoveries;
+  for (let run = firstRun; run < firstRun + runs; run++) {
+    const scenario = scenarioOf(seed, run);
+    const result: RunResult = await simulate(scenario, checks);
+    report.simulatedMs += result.simulatedMs;
+    report.events += result.events;
+    report.elections += result.elections;
+    report.maxLagMs = Math.max(report.maxLagMs, result.maxLagMs);
+    if (result.recoveryMs !== undefined) recoveries.push(result.recoveryMs);
+    for (const violation of result.violations) {
+      const entry = report.byCheck[violation.check];
+      if (entry) entry.count += 1;
+      else
+        report.byCheck[violation.check] = {
+          count: 1,
+          first: { run, runSeed: runSeed(seed, run), violation, scenario },
+        };
+    }
+    onProgress?.(run - firstRun + 1);
+  }
+  report.recoveryMs = quantiles(recoveries);
+  report.wallMs = Date.now() - started;
+  return report;
+}
+
+export function quantiles(values: number[]): CampaignReport['recoveryMs'] {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}

@@ -1,0 +1,229 @@
+import type { Elector } from '../../lib/election/elector.js';
+import type { Scenario } from './scenario.js';
+import type { SentCall, SimLeaseServer, SimStoreClient } from './sim-store.js';
+import { switchesFromEnv } from './switches.js';
+import type { NodeClock, World } from './world.js';
+
+/**
+ * The checks, each named so it can be switched (`SIM_CHECKS=lag,overlap`). They trust only what
+ * the simulation itself knows: true time, the store's lease, and when each request was *sent*
+ * (the network's log). The electors are only observed: their events and the term signals they
+ * handed out are read without calling them; `isLeader()` is called only at probe instants, the way
+ * a guard would, because every call of it may step down and so would hide a late step-down.
+ */
+export const CHECKS = [
+  'overlap',
+  'lag',
+  'wall',
+  'probe',
+  'terms',
+  'orphan',
+  'stop',
+  'resign',
+  'liveness',
+  'jump',
+  'livelock',
+  'model',
+] as const;
+export type CheckName = (typeof CHECKS)[number];
+
+/** `SIM_CHECKS=lag,overlap` runs only those checks; default all. */
+export const enabledChecks = (spec = process.env.SIM_CHECKS) => switchesFromEnv(spec, CHECKS);
+
+/** Node counts timer delays in whole ms (at least 1): a re-armed deadline timer may be ~1 ms late. */
+const TIMER_GRANULARITY_MS = 1;
+
+export interface Violation {
+  check: CheckName;
+  at: number;
+  message: string;
+}
+
+/** One elector instance as the checker follows it. */
+export interface Watched {
+  name: string;
+  identity: string;
+  elector: Elector;
+  clock: NodeClock;
+  client: SimStoreClient;
+  term?: number;
+  leaseId?: string;
+  /** The term's signal, taken at `elected`: user loops hold it without asking again. */
+  signal?: AbortSignal;
+  /** The last acquire/renew whose success reached the elector: its deadline counts from that send. */
+  lastSuccess?: SentCall;
+  started?: boolean;
+  /** Last suspend end and wall step back (true time): the model keeps them apart. */
+  suspendEndAt?: number;
+  wallBackAt?: number;
+  resignedAt?: number;
+  stopRequested?: boolean;
+  /** True time stop() was called. */
+  stopRequestedAt?: number;
+  stopped?: boolean;
+  revokes: number[];
+}
+
+export class Checker {
+  readonly violations: Violation[] = [];
+  readonly watched: Watched[] = [];
+  private maxTerm = 0;
+  private readonly reported = new Set<string>();
+  /** Leases known to an elector (its acquire's success reached it). */
+  readonly known = new Set<string>();
+  /** Pauses and suspends, by node and true time. */
+  readonly frozen: Array<{ node: string; from: number; to?: number }> = [];
+  stats = { elections: 0, maxLagMs: 0, takeovers: [] as number[] };
+
+  constructor(
+    private readonly world: World,
+    private readonly server: SimLeaseServer,
+    private readonly scenario: Scenario,
+    private readonly checks: Set<CheckName>,
+  ) {}
+
+  fail(check: CheckName, message: string, key = `${check}:${message}`): void {
+    if (!this.checks.has(check) || this.reported.has(key)) return;
+    this.reported.add(key);
+    this.violations.push({ check, at: Math.round(this.world.now * 1000) / 1000, message });
+  }
+
+  watch(w: Watched): void {
+    this.watched.push(w);
+    const { retryIntervalMs } = this.scenario.timings;
+    // Only successes of the current term's lease count, latest send first: an abandoned call
+    // that succeeds late (a driver that ignored its signal) is a store-side extension, so using
+    // it can only make the bound looser, never hide a late step-down.
+    const successes = new Map<string, SentCall>();
+    w.client.onSuccess = (call) => {
+      const id = call.leaseId as string;
+      const best = successes.get(id);
+      if (!best || call.local > best.local) successes.set(id, call);
+      if (id === w.leaseId) w.lastSuccess = successes.get(id);
+    };
+    w.client.onKnownAcquire = (leaseId) => this.known.add(leaseId);
+    w.elector.events$.subscribe((event) => {
+      if (process.env.SIM_TRACE) {
+        console.log(
+          `${this.world.now.toFixed(2)} ${w.identity} ${JSON.stringify({ ...event, validUntil: undefined })} slot=${JSON.stringify(this.server.slot())}`,
+        );
+      }
+      if (event.type === 'elected') {
+        const term = event.term as number;
+        this.stats.elections += 1;
+        if (term <= this.maxTerm)
+          this.fail('terms', `${w.identity} elected with term ${term} after term ${this.maxTerm}`);
+        this.maxTerm = Math.max(this.maxTerm, term);
+        if (this.server.slot().term !== term) {
+          this.fail('terms', `${w.identity} elected with term ${term}, store term is ${this.server.slot().term}`);
+        }
+        // Resigning sits out the round: no win from an acquire that was in flight at resign().
+        if (w.resignedAt !== undefined && w.clock.now() < w.resignedAt + retryIntervalMs * 0.85) {
+          this.fail('resign', `${w.identity} elected ${(w.clock.now() - w.resignedAt).toFixed(1)} ms after resign()`);
+        }
+        w.term = term;
+        w.signal = w.elector.signal;
+        const slot = this.server.slot();
+        if (slot.leaseId && slot.term === term) this.known.add(slot.leaseId);
+        w.leaseId = slot.leaseId;
+        w.lastSuccess = slot.leaseId === undefined ? undefined : successes.get(slot.leaseId);
+        if (w.lastSuccess?.kind !== 'acquire') this.fail('model', `${w.identity} elected without a delivered acquire`);
+      } else if (event.type === 'revoked') {
+        w.revokes.push(this.world.now);
+        if (w.signal && !w.signal.aborted)
+          this.fail('lag', `${w.identity} term ${w.term} revoked with its signal still live`);
+        w.term = undefined;
+        w.signal = undefined;
+        w.leaseId = undefined;
+      }
+    });
+  }
+
+  /** Runs at every simulated instant. */
+  instant(): void {
+    const { renewDeadlineMs } = this.scenario.timings;
+    const slot = this.server.slot();
+    const lateMs = this.scenario.timer.lateMs;
+    for (const w of this.watched) {
+      if (!w.signal || w.signal.aborted || !w.clock.running) continue;
+      // Step-down lag, from the send time of the last success: the rule, not the elector's claim.
+      const deadline = (w.lastSuccess?.local ?? Number.NEGATIVE_INFINITY) + renewDeadlineMs;
+      const lag = w.clock.now() - deadline;
+      if (lag > 0) this.stats.maxLagMs = Math.max(this.stats.maxLagMs, lag);
+      if (lag > lateMs + TIMER_GRANULARITY_MS + 1e-6) {
+        this.fail(
+          'lag',
+          `${w.identity} term ${w.term} signal still live ${lag.toFixed(2)} ms past its deadline (late timers ≤ ${lateMs.toFixed(2)} ms + ${TIMER_GRANULARITY_MS} ms granularity)`,
+          `lag:${w.identity}:${w.term}`,
+        );
+      }
+      if (!slot.held || slot.holder !== w.identity || slot.term !== w.term) {
+        const other = slot.held ? `${slot.holder} holds term ${slot.term}` : 'the store lease has expired';
+        this.fail(
+          'overlap',
+          `${w.identity} term ${w.term} signal live while ${other}`,
+          `overlap:${w.identity}:${w.term}`,
+        );
+      }
+    }
+    this.checkOrphan(slot);
+  }
+
+  /** A guard's view: `isLeader()` right now, checked against the store and the wall-clock rule. */
+  probe(w: Watched): void {
+    if (!w.clock.running || w.stopped) return;
+    if (!w.elector.isLeader()) return;
+    const slot = this.server.slot();
+    if (!slot.held || slot.holder !== w.identity || slot.term !== w.term) {
+      this.fail(
+        'probe',
+        `${w.identity} isLeader() while ${slot.held ? `${slot.holder} holds term ${slot.term}` : 'the store lease has expired'}`,
+        `probe:${w.identity}:${w.term}`,
+      );
+    }
+    const wallDeadline = (w.lastSuccess?.wall ?? Number.NEGATIVE_INFINITY) + this.scenario.timings.renewDeadlineMs;
+    if (w.clock.wallNow() > wallDeadline + this.scenario.timer.lateMs) {
+      this.fail(
+        'wall',
+        `${w.identity} isLeader() ${(w.clock.wallNow() - wallDeadline).toFixed(0)} ms past its wall-clock deadline`,
+        `wall:${w.identity}:${w.term}`,
+      );
+    }
+  }
+
+  /**
+   * An acquire whose answer the elector never got may have won; its lease must be handed back
+   * within the call timeout and a round trip, unless that node was itself frozen or its calls
+   * failing meanwhile (then the lease simply expires).
+   */
+  private checkOrphan(slot: ReturnType<SimLeaseServer['slot']>): void {
+    if (!slot.held || !slot.leaseId || this.known.has(slot.leaseId)) return;
+    const sent = this.server.granted.get(slot.leaseId);
+    if (!sent || sent.repliedAt === undefined) return;
+    // A store that undoes nothing lost the answer: nobody can know that lease (a store bug, not ours).
+    if (sent.deaf && sent.fault === 'lost') return;
+    // Nor can a stopped elector hand back a win such a store answered after stop() gave up waiting:
+    // nothing of it may start after stop(); the lease expires by itself.
+    const owner = this.watched.find((w) => w.identity === sent.node);
+    if (sent.deaf && owner?.stopRequestedAt !== undefined && owner.stopRequestedAt <= sent.repliedAt) return;
+    const { renewDeadlineMs, renewIntervalMs } = this.scenario.timings;
+    const callTimeout = (renewDeadlineMs - renewIntervalMs) / (1 - 0.011);
+    const due =
+      Math.max(sent.at + callTimeout, sent.repliedAt) +
+      2 * this.scenario.net.latencyMs +
+      this.scenario.timer.lateMs +
+      5;
+    if (this.world.now <= due) return;
+    if (this.frozen.some((f) => f.node === sent.node && (f.to ?? Number.POSITIVE_INFINITY) >= sent.at && f.from <= due))
+      return;
+    const otherFault = this.server.sent.some(
+      (c) => c !== sent && c.node === sent.node && c.fault && c.at >= sent.at && c.at <= due,
+    );
+    if (otherFault) return;
+    this.fail(
+      'orphan',
+      `lease ${slot.leaseId} (term ${slot.term}) won by an acquire whose answer ${sent.fault === 'lost' ? 'was lost' : 'came too late'} is still held ${(this.world.now - sent.at).toFixed(0)} ms after it was sent`,
+      `orphan:${slot.leaseId}`,
+    );
+  }
+}

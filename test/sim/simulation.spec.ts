@@ -1,0 +1,42 @@
+import { type CampaignReport, campaign } from './campaign.js';
+import { CHECKS, enabledChecks } from './checker.js';
+
+/**
+ * Deterministic simulation of 3–5 real Electors over a faulty simulated store (see test/sim).
+ * `SIM_SEED` and `SIM_RUNS` choose the campaign (`SIM_RUN=<n>` replays run n alone);
+ * `SIM_CHECKS` / `SIM_FAULTS` narrow it. Long campaigns: `node bench/sim-campaign.mjs`.
+ */
+const seed = Number(process.env.SIM_SEED ?? 20_261_123);
+const single = process.env.SIM_RUN === undefined ? undefined : Number(process.env.SIM_RUN);
+const runs = single === undefined ? Number(process.env.SIM_RUNS ?? 200) : 1;
+const checks = enabledChecks();
+
+let report: CampaignReport;
+
+beforeAll(async () => {
+  report = await campaign(seed, runs, checks, single ?? 0);
+  const figures = {
+    ...report,
+    recoveries: undefined,
+    byCheck: Object.fromEntries(
+      Object.entries(report.byCheck).map(([k, v]) => [
+        k,
+        { count: v.count, first: { run: v.first.run, violation: v.first.violation } },
+      ]),
+    ),
+  };
+  console.log(`simulation: seed ${seed}, ${JSON.stringify(figures, null, 1)}`);
+}, 3_600_000);
+
+describe.each(CHECKS.filter((c) => checks.has(c)))('simulation check %s', (check) => {
+  it('holds in every simulated schedule', () => {
+    const found = report.byCheck[check];
+    if (found) {
+      throw new Error(
+        `${check}: ${found.count} violation(s); first in run ${found.first.run} ` +
+          `(replay: SIM_SEED=${seed} SIM_RUN=${found.first.run}): ${found.first.violation.message} ` +
+          `at ${found.first.violation.at} ms\nscenario: ${JSON.stringify(found.first.scenario)}`,
+      );
+    }
+  });
+});

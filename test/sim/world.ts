@@ -1,0 +1,236 @@
+import type { Clock, ClockTimer } from '../../lib/shared/clock.js';
+import type { Rng } from './rng.js';
+
+/**
+ * The simulated world: one true time, one event queue, and a clock per node that may drift,
+ * freeze (suspend), be paused with its process (nothing of it runs), step its wall clock, and fire
+ * timers early or late. Everything an elector does happens in reaction to an event; after each one
+ * the world drains every microtask (a `setImmediate` turn) before time moves, so the awaits inside
+ * the elector settle exactly at the simulated instant that caused them.
+ */
+export interface WorldEvent {
+  at: number;
+  seq: number;
+  /** Owner node: its events wait while it is paused or suspended. */
+  node?: string;
+  run: () => void | Promise<void>;
+}
+
+export interface TimerFaults {
+  /** How stale libuv's cached loop time may be when a timer is set (< 1 ms): it then fires early. */
+  earlyMs: number;
+  /** How late a timer may fire on a busy event loop; must fit inside the safety margin. */
+  lateMs: number;
+}
+
+export class World {
+  now = 0;
+  /** Events run so far (a measure of how much each schedule explored). */
+  processed = 0;
+  private seq = 0;
+  private readonly queue: WorldEvent[] = [];
+  readonly nodes = new Map<string, NodeClock>();
+
+  constructor(readonly rng: Rng) {}
+
+  schedule(at: number, run: WorldEvent['run'], node?: string): WorldEvent {
+    const event = { at: Math.max(at, this.now), seq: this.seq++, node, run };
+    this.queue.push(event);
+    return event;
+  }
+
+  cancel(event: WorldEvent): void {
+    const index = this.queue.indexOf(event);
+    if (index >= 0) this.queue.splice(index, 1);
+  }
+
+  nextSeq(): number {
+    return this.seq++;
+  }
+
+  /** Runs every event up to `end`; `check(phase)` runs before time moves and after each instant. */
+  async runUntil(end: number, check: (phase: 'before' | 'after') => void): Promise<void> {
+    let sameInstant = 0;
+    for (;;) {
+      const peek = this.pickNext(false);
+      if (!peek || peek.at > end) break;
+      const next = this.pickNext() as WorldEvent;
+      if (next.at > this.now) {
+        // Acting only grows worse as time passes without events: look at the left limit too.
+        this.now = next.at;
+        sameInstant = 0;
+        check('before');
+      }
+      if (++sameInstant > LIVELOCK_EVENTS) throw new LivelockError(this.now, sameInstant);
+      this.processed += 1;
+      await next.run();
+      await drain();
+      const following = this.pickNext(false);
+      if (!following || following.at > this.now) check('after');
+    }
+    if (end > this.now) {
+      this.now = end;
+      check('before');
+    }
+  }
+
+  private pickNext(take = true): WorldEvent | undefined {
+    let best: WorldEvent | undefined;
+    let bestIndex = -1;
+    for (let i = 0; i < this.queue.length; i++) {
+      const event = this.queue[i];
+      if (event.node && !this.nodes.get(event.node)?.running) continue;
+      if (!best || event.at < best.at || (event.at === best.at && event.seq < best.seq)) {
+        best = event;
+        bestIndex = i;
+      }
+    }
+    let timer: { owner: NodeClock; due: NodeTimer; at: number } | undefined;
+    for (const owner of this.nodes.values()) {
+      const due = owner.nextTimer();
+      if (!due) continue;
+      const at = owner.trueTimeOf(due.target);
+      if (!timer || at < timer.at || (at === timer.at && due.seq < timer.due.seq)) timer = { owner, due, at };
+    }
+    if (timer && (!best || timer.at < best.at || (timer.at === best.at && timer.due.seq < best.seq))) {
+      const { owner, due, at } = timer;
+      if (take) owner.take(due);
+      return { at, seq: due.seq, node: owner.name, run: () => due.callback() };
+    }
+    if (best && take) this.queue.splice(bestIndex, 1);
+    return best;
+  }
+}
+
+/** Events at one instant beyond which the simulation stops: something re-arms without end. */
+const LIVELOCK_EVENTS = 100_000;
+
+export class LivelockError extends Error {
+  constructor(
+    readonly at: number,
+    readonly events: number,
+  ) {
+    super(`${events} events at ${at.toFixed(3)} ms without time moving: a livelock`);
+  }
+}
+
+interface NodeTimer {
+  id: number;
+  /** Local monotonic time at which it fires. */
+  target: number;
+  seq: number;
+  callback: () => void;
+}
+
+/** One node's clock. Monotonic time runs at `rate` of true time, stopped while suspended. */
+export class NodeClock implements Clock {
+  /** Process paused (GC, SIGSTOP): clocks run, nothing of the process runs. */
+  paused = false;
+  /** Machine suspended: the monotonic clock stops too; the wall clock keeps going. */
+  private suspended = false;
+  /** Process ended: its timers never fire again. */
+  dead = false;
+  private baseTrue: number;
+  private baseMono: number;
+  private wallOffset: number;
+  private nextId = 1;
+  private readonly timers = new Map<number, NodeTimer>();
+  /** Every setTimeout ever made, with the true time: a stopped elector must create none. */
+  onSetTimeout?: () => void;
+
+  constructor(
+    readonly name: string,
+    private readonly world: World,
+    readonly rate: number,
+    private readonly faults: TimerFaults,
+    monoStart: number,
+    wallOffset: number,
+  ) {
+    this.baseTrue = world.now;
+    this.baseMono = monoStart;
+    this.wallOffset = wallOffset;
+    world.nodes.set(name, this);
+  }
+
+  get running(): boolean {
+    return !this.paused && !this.suspended && !this.dead;
+  }
+
+  get isSuspended(): boolean {
+    return this.suspended;
+  }
+
+  now(): number {
+    if (this.suspended) return this.baseMono;
+    return this.baseMono + (this.world.now - this.baseTrue) * this.rate;
+  }
+
+  wallNow(): number {
+    return this.world.now + this.wallOffset;
+  }
+
+  setTimeout(callback: () => void, ms: number): ClockTimer {
+    this.onSetTimeout?.();
+    const id = this.nextId++;
+    const rng = this.world.rng;
+    // As Node does: the delay counts whole ms, at least 1 (libuv), from a loop time that may be up
+    // to `earlyMs` (< 1 ms) stale — so a timer fires up to ~2 ms early, never at once. Some fire late.
+    const delay = Number.isFinite(ms) && ms >= 1 ? Math.floor(ms) : 1;
+    const roll = rng.next();
+    const error = roll < 0.3 ? -rng.next() * this.faults.earlyMs : roll < 0.45 ? rng.next() * this.faults.lateMs : 0;
+    const target = this.now() + delay + error;
+    this.timers.set(id, { id, target, seq: this.world.nextSeq(), callback });
+    return id;
+  }
+
+  clearTimeout(timer: ClockTimer): void {
+    this.timers.delete(timer as number);
+  }
+
+  get pendingTimers(): number {
+    return this.timers.size;
+  }
+
+  nextTimer(): NodeTimer | undefined {
+    if (!this.running) return undefined;
+    let best: NodeTimer | undefined;
+    for (const timer of this.timers.values()) {
+      if (!best || timer.target < best.target || (timer.target === best.target && timer.seq < best.seq)) best = timer;
+    }
+    return best;
+  }
+
+  take(timer: NodeTimer): void {
+    this.timers.delete(timer.id);
+  }
+
+  /** True time at which local monotonic time reaches `local` (never in the past). */
+  trueTimeOf(local: number): number {
+    return Math.max(this.world.now, this.baseTrue + (local - this.baseMono) / this.rate);
+  }
+
+  suspend(): void {
+    this.baseMono = this.now();
+    this.baseTrue = this.world.now;
+    this.suspended = true;
+  }
+
+  resume(): void {
+    this.baseTrue = this.world.now;
+    this.suspended = false;
+  }
+
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
+  }
+
+  kill(): void {
+    this.dead = true;
+    this.timers.clear();
+  }
+}
+
+/** Lets every promise chain started by the last event settle before simulated time moves. */
+function drain(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
