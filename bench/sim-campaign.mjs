@@ -64,7 +64,8 @@ const q = (p) =>
 const byCheck = {};
 for (const report of reports) {
   for (const [check, found] of Object.entries(report.byCheck)) {
-    const entry = (byCheck[check] ??= { count: 0, first: found.first });
+    byCheck[check] ??= { count: 0, first: found.first };
+    const entry = byCheck[check];
     entry.count += found.count;
     if (found.first.run < entry.first.run) entry.first = found.first;
   }

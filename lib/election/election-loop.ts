@@ -72,6 +72,8 @@ export class ElectionLoop {
     this.contendNotBefore = this.d.clock.now() + 2 * this.d.timings.retryIntervalMs;
     this.resignations += 1;
     if (!lease || this.state !== 'leader') {
+      // A poll already scheduled would not sit the round out: move it past contendNotBefore.
+      if (this.state === 'follower' && !this.inFlight) this.scheduleNext();
       await this.inFlight;
       return;
     }

@@ -4,15 +4,9 @@ import { settleWithin, throwIfAborted, untilAborted } from '../shared/abort.js';
 import {
   type AcquireRequest,
   type AcquireResult,
-  FatalLeaseStoreError,
-  type LeaderStateEntry,
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
   LeaseStoreError,
   type LeaseStoreLimits,
   type LeaseWatch,
-  type StateCallOptions,
   TransientLeaseStoreError,
 } from './lease-store.js';
 

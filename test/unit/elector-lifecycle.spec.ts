@@ -103,5 +103,18 @@ describe('Elector lifecycle', () => {
       await fx.clock.advance(1000);
       expect(a.isLeader()).toBe(true);
     });
+
+    it('on a follower with a poll already scheduled: that poll sits the round out too', async () => {
+      const b = fx.elector('b');
+      await b.start();
+      const a = fx.elector('a');
+      await a.start(); // lost: its next poll is scheduled within one retry interval (400 ms ± 15 %)
+      await a.resign(); // sit out: no acquire before 2 retry intervals (800 ms) from now
+      await b.stop(); // the lease is free at once
+      await fx.clock.advance(700);
+      expect(a.isLeader()).toBe(false);
+      await fx.clock.advance(700);
+      expect(a.isLeader()).toBe(true);
+    });
   });
 });
