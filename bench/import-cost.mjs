@@ -107,7 +107,10 @@ const base = (kind) => rows.find((r) => r.entry === '@nestjs/core alone' && r.ki
 console.log(`cold import, median of ${RUNS} fresh processes (reflect-metadata preloaded), node ${process.version}`);
 console.log('entry'.padEnd(36), 'kind', 'median ms'.padStart(10), 'over core'.padStart(10), ' loads Azure SDK');
 for (const r of rows) {
-  const over = r.entry === '@nestjs/core alone' ? '' : `${r.medianMs >= base(r.kind) ? '+' : ''}${(r.medianMs - base(r.kind)).toFixed(1)}`;
+  const over =
+    r.entry === '@nestjs/core alone'
+      ? ''
+      : `${r.medianMs >= base(r.kind) ? '+' : ''}${(r.medianMs - base(r.kind)).toFixed(1)}`;
   console.log(
     r.entry.padEnd(36),
     r.kind.padEnd(4),

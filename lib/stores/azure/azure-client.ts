@@ -53,6 +53,21 @@ type Sdk = typeof import('@azure/storage-blob');
 
 let loading: Promise<Sdk> | undefined;
 
+/**
+ * One import per process, whatever the number of stores (a failed one is tried again). The
+ * CommonJS build's import() gets the SDK's ESM build, whose declarations differ from the CommonJS
+ * ones `Sdk` names there only by private fields: the same classes to us.
+ */
+function importSdk(): Promise<Sdk> {
+  if (!loading) {
+    loading = (import('@azure/storage-blob') as Promise<unknown> as Promise<Sdk>).catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+  }
+  return loading;
+}
+
 /** What the options describe, validated without the SDK; `connect` builds the client once it is loaded. */
 export interface AzureClientPlan {
   container: string;
@@ -66,12 +81,7 @@ export interface AzureClientPlan {
  * (a connection string our own check let through) is a configuration error, fatal.
  */
 export async function loadContainerClient(plan: AzureClientPlan): Promise<ContainerClient> {
-  // One import per process, whatever the number of stores (a failed one is tried again).
-  loading ??= import('@azure/storage-blob').catch((error: unknown) => {
-    loading = undefined;
-    throw error;
-  });
-  const sdk = await loading;
+  const sdk = await importSdk();
   try {
     return plan.connect(sdk);
   } catch {
