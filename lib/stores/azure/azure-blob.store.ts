@@ -64,7 +64,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   /** Built once the SDK is loaded (import started at construction, awaited by the first call). */
   private readonly containerClient: Promise<ContainerClient>;
   private readonly blobPrefix: string;
-  /** Broken leases seen, per blob: the term they were seen under and when first (monotonic ms). */
+  /** Leases seen breaking or broken, per blob: under which term, and when first (monotonic ms). */
   private readonly brokenSeen = new Map<string, { term: number; since: number }>();
   private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
@@ -221,15 +221,17 @@ export class AzureBlobLeaseStore implements LeaseStore {
 
   /**
    * "Held" when the read shows the lease taken (leased, or breaking: an acquire is refused in both).
-   * A lease broken from outside (Break Lease with period 0) is free at once, but its holder learns
-   * it only at its next renewal and acts until then, up to its renew deadline: counted as held for
-   * one lease duration from when we first saw it broken (under that term), which covers that
-   * deadline. Undefined when an acquire may succeed.
+   * A lease broken from outside (Break Lease, period 0) is free at once, but its holder learns it
+   * only at its next renewal and acts until then, up to its renew deadline — counted from its last
+   * renewal, which came before the break. So a broken lease counts as held for one lease duration
+   * from when we first saw it breaking or broken (under that term): by then that deadline is past.
+   * Undefined when an acquire may succeed.
    */
   private heldNow(blobName: string, properties: BlobProperties, leaseDurationMs: number): AcquireResult | undefined {
     const term = parseTerm(properties.metadata?.[TERM_KEY]);
     const held: AcquireResult = { acquired: false, holder: decodeHolder(properties.metadata?.[HOLDER_KEY]), term };
-    if (properties.leaseState !== 'broken') {
+    const state = properties.leaseState;
+    if (state !== 'broken' && state !== 'breaking') {
       this.brokenSeen.delete(blobName);
       return properties.leaseStatus === 'locked' ? held : undefined;
     }
@@ -239,7 +241,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
       seen = { term, since: now };
       this.brokenSeen.set(blobName, seen);
     }
-    return now - seen.since < leaseDurationMs ? held : undefined;
+    return state === 'breaking' || now - seen.since < leaseDurationMs ? held : undefined;
   }
 
   /** Creates the container and an empty blob when missing; losing either creation race is fine. */
