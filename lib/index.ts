@@ -1,6 +1,7 @@
 // Public API. Drivers other than Azure live behind their own subpaths
 // (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
-// /terminus, so importing this file loads none of those optional peers.
+// /terminus, so importing this file loads none of those optional peers. The Azure SDK is a dependency
+// but is imported only when an AzureBlobLeaseStore is built (lib/stores/azure/azure-client.ts).
 
 export {
   Elector,

@@ -32,8 +32,9 @@
 //
 // Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term, and a write sent
 // before the deadline may reach its target after the margin; fence such writes with `term` (it increases
-// with every term). An Azure lease broken from outside with break period 0 is free at once: another
-// instance may lead before the holder's next renewal tells it (up to renewIntervalMs of overlap).
+// with every term). An Azure lease broken from outside with break period 0 is free at once; the Azure
+// store counts it as held for one lease from when it first saw it broken, so the old holder's deadline
+// has passed before another instance takes it (takeover after a break waits up to one lease).
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';

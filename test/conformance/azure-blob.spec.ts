@@ -382,6 +382,72 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     ).toThrow(/credential is only used with url/);
   });
 
+  test.concurrent('a follower polling a held lease sends one request per poll, and acquires a free one', async () => {
+    const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+    const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+    const follower = new AzureBlobLeaseStore({ connectionString: viaProxy, container });
+    const election = uniqueElection('one-read');
+    try {
+      const leader = store();
+      const lease = await acquireOk(leader, election, 'leader');
+      const from = performance.now();
+      for (let poll = 0; poll < 5; poll++) {
+        const result = await follower.acquire({ election, identity: 'f', leaseDurationMs: LEASE_MS, signal: signal() });
+        expect(result).toEqual({ acquired: false, holder: 'leader', term: lease.term });
+      }
+      // One properties read per poll, nothing else: no acquire sent to be refused.
+      expect(proxy.counts(from)).toEqual({ read: 5 });
+
+      await leader.release(lease, { signal: signal() });
+      const won = await acquireOk(follower, election, 'f');
+      expect(won.term).toBe(lease.term + 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test.concurrent(
+    'a lease broken from outside counts as held for one lease from when a follower first saw it broken',
+    async () => {
+      const election = uniqueElection('broken');
+      const leader = store();
+      const follower = store();
+      const lease = await acquireOk(leader, election, 'leader');
+      const sdkContainer = new ContainerClient(connectionString(), container);
+      // What an operator's "Break Lease" with break period 0 does: free at once, the holder not told.
+      await sdkContainer.getBlobClient(election).getBlobLeaseClient(lease.leaseId).breakLease(0);
+      const props = await sdkContainer.getBlobClient(election).getProperties();
+      expect(props.leaseState).toBe('broken');
+
+      const firstSeen = performance.now();
+      const poll = () => follower.acquire({ election, identity: 'f', leaseDurationMs: LEASE_MS, signal: signal() });
+      let won: Lease | undefined;
+      let lastRefusedAt = firstSeen;
+      while (!won) {
+        const sentAt = performance.now();
+        const result = await poll();
+        if (result.acquired) won = result.lease;
+        else {
+          expect(result).toEqual({ acquired: false, holder: 'leader', term: lease.term });
+          lastRefusedAt = sentAt;
+          await sleep(1_000);
+        }
+        expect(performance.now() - firstSeen).toBeLessThan(LEASE_MS + 10_000);
+      }
+      const wonAt = performance.now();
+      // Refused while the old holder may still act (its deadline is within a lease of its last
+      // renewal, hence of the break), taken once a lease has passed since the break was first seen.
+      expect(wonAt - firstSeen).toBeGreaterThanOrEqual(LEASE_MS);
+      expect(lastRefusedAt - firstSeen).toBeGreaterThan(LEASE_MS - 3_000);
+      expect(won.term).toBe(lease.term + 1);
+      // The old holder finds out at its next renewal.
+      await expect(leader.renew(lease, { leaseDurationMs: LEASE_MS, signal: signal() })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+    },
+    LEASE_MS + 20_000,
+  );
+
   test.concurrent('an Elector wins, renews, and a second one takes over after the first stops', async () => {
     const election = uniqueElection('elector');
     const errors: string[] = [];

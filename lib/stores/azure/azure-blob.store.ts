@@ -1,4 +1,4 @@
-import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
 import { messages } from '../../leader-election.messages.js';
 import {
   type AcquireRequest,
@@ -19,7 +19,7 @@ import {
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../state-support.js';
 import { StoreCalls } from '../store-support.js';
-import { type AzureBlobLeaseStoreOptions, azureContainerClient } from './azure-client.js';
+import { type AzureBlobLeaseStoreOptions, azureContainerClient, loadContainerClient } from './azure-client.js';
 import {
   type AzureAuthKind,
   type AzureOperation,
@@ -35,6 +35,8 @@ import { readStateBlob, writeStateBlob } from './azure-state.js';
 
 export type { AzureBlobCredential, AzureBlobLeaseStoreOptions } from './azure-client.js';
 export { type AzureAuthKind, type AzureErrorContext, type AzureOperation, classifyAzureError } from './azure-errors.js';
+
+type BlobProperties = BlobGetPropertiesResponse;
 
 const TERM_KEY = 'term';
 const HOLDER_KEY = 'holder';
@@ -59,28 +61,41 @@ export class AzureBlobLeaseStore implements LeaseStore {
   /** Name of the container holding the lease blobs. */
   readonly container: string;
 
-  private readonly containerClient: ContainerClient;
+  /** Built once the SDK is loaded (import started at construction, awaited by the first call). */
+  private readonly containerClient: Promise<ContainerClient>;
   private readonly blobPrefix: string;
+  /** Leases seen breaking or broken, per blob: under which term, and when first (monotonic ms). */
+  private readonly brokenSeen = new Map<string, { term: number; since: number }>();
   private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
   private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
 
   constructor(options: AzureBlobLeaseStoreOptions) {
-    ({
-      containerClient: this.containerClient,
-      authKind: this.authKind,
-      blobPrefix: this.blobPrefix,
-    } = azureContainerClient(options));
-    this.container = this.containerClient.containerName;
+    const plan = azureContainerClient(options);
+    ({ container: this.container, authKind: this.authKind, blobPrefix: this.blobPrefix } = plan);
+    this.containerClient = loadContainerClient(plan);
+    // Awaited (and its failure reported) by each call; this only keeps it from counting as unhandled.
+    this.containerClient.catch(() => undefined);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const { election, identity, signal } = request;
     // Checked before anything is sent: a wrong duration is a configuration error, not an outcome.
     const seconds = leaseSeconds(request.leaseDurationMs);
-    const blob = this.blob(election);
     return this.calls.acquire(request, {
-      attempt: async (leaseId) => {
+      attempt: async (leaseId, step) => {
+        const blob = await this.blob(election);
+        // One read says whether the lease is free and, when it is not, who holds it: a follower
+        // polling a held lease pays one request, and sends the acquire only when it can succeed.
+        let properties: BlobProperties | undefined;
+        try {
+          properties = await blob.getProperties({ abortSignal: signal });
+        } catch (error) {
+          if (!isMissing(error)) throw this.classify(error, 'read', election, signal);
+        }
+        const held = properties && this.heldNow(blob.name, properties, request.leaseDurationMs);
+        if (held) return held;
+        step();
         const leaseClient = blob.getBlobLeaseClient(leaseId);
         try {
           try {
@@ -98,10 +113,11 @@ export class AzureBlobLeaseStore implements LeaseStore {
         // the blob now, and ifMatch makes sure the term we read is the one we overwrite. Should
         // that fail, the shared acquire rule gives the lease back: no lease without a fresh term.
         try {
-          const properties = await blob.getProperties({ abortSignal: signal, conditions: { leaseId } });
-          const term = parseTerm(properties.metadata?.[TERM_KEY]) + 1;
-          const metadata = { ...properties.metadata, [TERM_KEY]: String(term), [HOLDER_KEY]: encodeHolder(identity) };
-          await blob.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId, ifMatch: properties.etag } });
+          const leased = await blob.getProperties({ abortSignal: signal, conditions: { leaseId } });
+          const term = parseTerm(leased.metadata?.[TERM_KEY]) + 1;
+          const metadata = { ...leased.metadata, [TERM_KEY]: String(term), [HOLDER_KEY]: encodeHolder(identity) };
+          await blob.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId, ifMatch: leased.etag } });
+          this.brokenSeen.delete(blob.name);
           return { acquired: true, lease: { election, holder: identity, leaseId, term } };
         } catch (error) {
           const cause = this.classify(error, 'record term', election, signal);
@@ -112,15 +128,17 @@ export class AzureBlobLeaseStore implements LeaseStore {
         }
       },
       releaseAttempt: (leaseId, abortSignal) =>
-        this.calls.run(abortSignal, () => blob.getBlobLeaseClient(leaseId).releaseLease({ abortSignal })),
+        this.calls.run(abortSignal, async () =>
+          (await this.blob(election)).getBlobLeaseClient(leaseId).releaseLease({ abortSignal }),
+        ),
     });
   }
 
   /** Azure renews for the duration given at acquire; `leaseDurationMs` is the same by contract. */
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
     const { signal } = options;
-    const leaseClient = this.blob(lease.election).getBlobLeaseClient(lease.leaseId);
     const renewed = await this.calls.run(signal, async () => {
+      const leaseClient = (await this.blob(lease.election)).getBlobLeaseClient(lease.leaseId);
       try {
         return (await leaseClient.renewLease({ abortSignal: signal })).leaseId;
       } catch (error) {
@@ -137,8 +155,8 @@ export class AzureBlobLeaseStore implements LeaseStore {
 
   async release(lease: Lease, options: CallOptions): Promise<void> {
     const { signal } = options;
-    const leaseClient = this.blob(lease.election).getBlobLeaseClient(lease.leaseId);
     await this.calls.run(signal, async () => {
+      const leaseClient = (await this.blob(lease.election)).getBlobLeaseClient(lease.leaseId);
       try {
         await leaseClient.releaseLease({ abortSignal: signal });
       } catch (error) {
@@ -152,9 +170,10 @@ export class AzureBlobLeaseStore implements LeaseStore {
   read(election: string, options: CallOptions): Promise<LeaseInfo> {
     const { signal } = options;
     return this.calls.run(signal, async (): Promise<LeaseInfo> => {
-      let properties: Awaited<ReturnType<BlockBlobClient['getProperties']>>;
+      const blob = await this.blob(election);
+      let properties: BlobProperties;
       try {
-        properties = await this.blob(election).getProperties({ abortSignal: signal });
+        properties = await blob.getProperties({ abortSignal: signal });
       } catch (error) {
         if (isMissing(error)) return { held: false, term: 0 };
         throw this.classify(error, 'read', election, signal);
@@ -169,8 +188,8 @@ export class AzureBlobLeaseStore implements LeaseStore {
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
     const write = prepareStateWrite(this, lease, value, options);
     const { signal } = options;
-    await this.calls.run(signal, (step) =>
-      writeStateBlob(this.blob(lease.election), lease, write, signal, step, (error) =>
+    await this.calls.run(signal, async (step) =>
+      writeStateBlob(await this.blob(lease.election), lease, write, signal, step, (error) =>
         this.classify(error, 'write state', lease.election, signal),
       ),
     );
@@ -179,8 +198,8 @@ export class AzureBlobLeaseStore implements LeaseStore {
   async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
     const key = stateKey(options);
     const { signal } = options;
-    const map = await this.calls.run(signal, () =>
-      readStateBlob(this.blob(election), signal, (error) => this.classify(error, 'read state', election, signal)),
+    const map = await this.calls.run(signal, async () =>
+      readStateBlob(await this.blob(election), signal, (error) => this.classify(error, 'read state', election, signal)),
     );
     const entry = map?.[key];
     return entry === undefined ? undefined : decodeStateEntry(this.name, election, key, entry);
@@ -196,12 +215,38 @@ export class AzureBlobLeaseStore implements LeaseStore {
 
   // ---- helpers --------------------------------------------------------------------------------
 
-  private blob(election: string): BlockBlobClient {
-    return this.containerClient.getBlockBlobClient(this.blobPrefix + election);
+  private async blob(election: string): Promise<BlockBlobClient> {
+    return (await this.containerClient).getBlockBlobClient(this.blobPrefix + election);
+  }
+
+  /**
+   * "Held" when the read shows the lease taken (leased, or breaking: an acquire is refused in both).
+   * A lease broken from outside (Break Lease, period 0) is free at once, but its holder learns it
+   * only at its next renewal and acts until then, up to its renew deadline — counted from its last
+   * renewal, which came before the break. So a broken lease counts as held for one lease duration
+   * from when we first saw it breaking or broken (under that term): by then that deadline is past.
+   * Undefined when an acquire may succeed.
+   */
+  private heldNow(blobName: string, properties: BlobProperties, leaseDurationMs: number): AcquireResult | undefined {
+    const term = parseTerm(properties.metadata?.[TERM_KEY]);
+    const held: AcquireResult = { acquired: false, holder: decodeHolder(properties.metadata?.[HOLDER_KEY]), term };
+    const state = properties.leaseState;
+    if (state !== 'broken' && state !== 'breaking') {
+      this.brokenSeen.delete(blobName);
+      return properties.leaseStatus === 'locked' ? held : undefined;
+    }
+    const now = performance.now();
+    let seen = this.brokenSeen.get(blobName);
+    if (seen?.term !== term) {
+      seen = { term, since: now };
+      this.brokenSeen.set(blobName, seen);
+    }
+    return state === 'breaking' || now - seen.since < leaseDurationMs ? held : undefined;
   }
 
   /** Creates the container and an empty blob when missing; losing either creation race is fine. */
   private async createBlob(blob: BlockBlobClient, abortSignal: AbortSignal): Promise<void> {
+    const containerClient = await this.containerClient;
     // ifNoneMatch '*': never overwrite an existing blob, it carries the term.
     const upload = () => blob.upload('', 0, { abortSignal, conditions: { ifNoneMatch: '*' } });
     try {
@@ -211,7 +256,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
       if (isAlreadyThere(error)) return;
       if (codeOf(error) !== 'ContainerNotFound') throw error;
     }
-    await this.containerClient.createIfNotExists({ abortSignal });
+    await containerClient.createIfNotExists({ abortSignal });
     try {
       await upload();
     } catch (error) {

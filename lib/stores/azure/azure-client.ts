@@ -1,5 +1,8 @@
-import { BlobServiceClient, ContainerClient, type newPipeline, type StoragePipelineOptions } from '@azure/storage-blob';
+// Types only: the SDK itself is imported when a store is built (see loadContainerClient), so an app
+// that never builds an AzureBlobLeaseStore does not pay for loading it.
+import type { ContainerClient, newPipeline, StoragePipelineOptions } from '@azure/storage-blob';
 import { messages } from '../../leader-election.messages.js';
+import { FatalLeaseStoreError } from '../lease-store.js';
 import type { AzureAuthKind } from './azure-errors.js';
 
 /**
@@ -46,12 +49,49 @@ const CONTAINER_PATTERN = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}$/;
  */
 const PIPELINE_OPTIONS: StoragePipelineOptions = { retryOptions: { maxTries: 1 } };
 
-/** The container client the options describe, and how its requests authenticate; validates them all. */
-export function azureContainerClient(options: AzureBlobLeaseStoreOptions): {
-  containerClient: ContainerClient;
+type Sdk = typeof import('@azure/storage-blob');
+
+let loading: Promise<Sdk> | undefined;
+
+/**
+ * One import per process, whatever the number of stores (a failed one is tried again). The
+ * CommonJS build's import() gets the SDK's ESM build, whose declarations differ from the CommonJS
+ * ones `Sdk` names there only by private fields: the same classes to us.
+ */
+function importSdk(): Promise<Sdk> {
+  if (!loading) {
+    loading = (import('@azure/storage-blob') as Promise<unknown> as Promise<Sdk>).catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+  }
+  return loading;
+}
+
+/** What the options describe, validated without the SDK; `connect` builds the client once it is loaded. */
+export interface AzureClientPlan {
+  container: string;
   authKind: AzureAuthKind;
   blobPrefix: string;
-} {
+  connect(sdk: Sdk): ContainerClient;
+}
+
+/**
+ * The container client `plan` describes, the SDK imported on first use. A client the SDK refuses
+ * (a connection string our own check let through) is a configuration error, fatal.
+ */
+export async function loadContainerClient(plan: AzureClientPlan): Promise<ContainerClient> {
+  const sdk = await importSdk();
+  try {
+    return plan.connect(sdk);
+  } catch {
+    // No cause attached: the SDK's error may quote parts of the string.
+    throw new FatalLeaseStoreError(messages.azure.connectionStringInvalid);
+  }
+}
+
+/** The container client the options describe, and how its requests authenticate; validates them all. */
+export function azureContainerClient(options: AzureBlobLeaseStoreOptions): AzureClientPlan {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(messages.azure.optionsExclusive([]));
   }
@@ -78,9 +118,10 @@ export function azureContainerClient(options: AzureBlobLeaseStoreOptions): {
       throw new TypeError(messages.azure.containerConflict(containerClient.containerName, container));
     }
     return {
-      containerClient,
+      container: containerClient.containerName,
       authKind: authKindOf(containerClient.credential, containerClient.url, 'unknown'),
       blobPrefix,
+      connect: () => containerClient,
     };
   }
   if (connectionString !== undefined) {
@@ -92,25 +133,61 @@ export function azureContainerClient(options: AzureBlobLeaseStoreOptions): {
         ),
       );
     }
-    let fromString: ContainerClient;
-    try {
-      fromString = new ContainerClient(connectionString, container ?? DEFAULT_CONTAINER, PIPELINE_OPTIONS);
-    } catch {
-      // No cause attached: the SDK's error may quote parts of the string.
-      throw new TypeError(messages.azure.connectionStringInvalid);
-    }
+    // No cause attached to the error: nothing of the string is quoted.
+    if (!isConnectionString(connectionString)) throw new TypeError(messages.azure.connectionStringInvalid);
     const authKind = /(^|;)\s*SharedAccessSignature=/i.test(connectionString) ? 'sas' : 'shared-key';
-    return { containerClient: fromString, authKind, blobPrefix };
+    const name = container ?? DEFAULT_CONTAINER;
+    return {
+      container: name,
+      authKind,
+      blobPrefix,
+      connect: (sdk) => new sdk.ContainerClient(connectionString, name, PIPELINE_OPTIONS),
+    };
   }
-  const fromUrl = clientFromUrl(url, credential, container);
-  return { containerClient: fromUrl, authKind: authKindOf(credential, fromUrl.url, 'anonymous'), blobPrefix };
+  return { ...clientFromUrl(url, credential, container), blobPrefix };
+}
+
+/**
+ * The SDK's own rules for a connection string (`extractConnectionStringParts`), checked without
+ * loading it: the development shortcut; an account key string (a name, a base64 key, and either a
+ * blob endpoint or a protocol and an endpoint suffix); or a blob endpoint with a SAS. The endpoint
+ * must be an http(s) URL.
+ */
+function isConnectionString(value: string): boolean {
+  if (value.startsWith('UseDevelopmentStorage=true')) return true;
+  const part = (name: string) => {
+    const found = value
+      .split(';')
+      .map((piece) => piece.trim())
+      .find((piece) => piece.startsWith(`${name}=`));
+    return found?.slice(name.length + 1) ?? '';
+  };
+  let endpoint = part('BlobEndpoint').replace(/\/$/, '');
+  if (/DefaultEndpointsProtocol=|AccountKey=/.test(value)) {
+    const account = part('AccountName');
+    if (!account || Buffer.from(part('AccountKey'), 'base64').length === 0) return false;
+    if (!endpoint) {
+      const protocol = part('DefaultEndpointsProtocol').toLowerCase();
+      const suffix = part('EndpointSuffix');
+      if ((protocol !== 'https' && protocol !== 'http') || !suffix) return false;
+      endpoint = `${protocol}://${account}.blob.${suffix}`;
+    }
+  } else if (!endpoint || !part('SharedAccessSignature')) {
+    return false;
+  }
+  try {
+    const { protocol } = new URL(endpoint);
+    return protocol === 'https:' || protocol === 'http:';
+  } catch {
+    return false;
+  }
 }
 
 function clientFromUrl(
   url: unknown,
   credential: AzureBlobCredential | undefined,
   container: string | undefined,
-): ContainerClient {
+): Omit<AzureClientPlan, 'blobPrefix'> {
   let parsed: URL | undefined;
   try {
     parsed = typeof url === 'string' ? new URL(url) : undefined;
@@ -136,14 +213,20 @@ function clientFromUrl(
     );
   }
   const href = parsed.href;
+  const authKind = authKindOf(credential, href, 'anonymous');
   const named = containerInUrl(parsed);
   if (named === undefined) {
-    return new BlobServiceClient(href, credential, PIPELINE_OPTIONS).getContainerClient(container ?? DEFAULT_CONTAINER);
+    const name = container ?? DEFAULT_CONTAINER;
+    return {
+      container: name,
+      authKind,
+      connect: (sdk) => new sdk.BlobServiceClient(href, credential, PIPELINE_OPTIONS).getContainerClient(name),
+    };
   }
   if (container !== undefined && container !== named) {
     throw new TypeError(messages.azure.containerConflict(named, container));
   }
-  return new ContainerClient(href, credential, PIPELINE_OPTIONS);
+  return { container: named, authKind, connect: (sdk) => new sdk.ContainerClient(href, credential, PIPELINE_OPTIONS) };
 }
 
 /** Emulator and IP-address endpoints put the account in the path (`/devstoreaccount1/<container>`). */
