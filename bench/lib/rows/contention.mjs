@@ -1,5 +1,6 @@
 // @ts-check
-// Rows of figure 6: 50 electors on one lease, one store at a time (phase C).
+// Rows of figure 6 (50 electors on one lease) and figure 9 (the largest run this machine holds: 200
+// electors in 20 processes), one store at a time (phase C).
 import { contention } from '../../figures/contention.mjs';
 import { seconds, settingsText, single } from './common.mjs';
 
@@ -9,17 +10,28 @@ import { seconds, settingsText, single } from './common.mjs';
  * @param {string} store
  * @param {{ leaseMs: number, renewDeadlineMs: number, renewMs: number, retryMs: number }} t
  * @param {{ quick: boolean, rtt: Record<string, number>, log: (message: string) => void }} context
+ * @param {{ figure: number, electors: number, perProcess: number }} [size]
  * @returns {Promise<Row[]>}
  */
-export async function contentionRows(store, t, { quick, rtt, log }) {
-  const c = await contention(store, t, { runMs: quick ? 5_000 : 10_000, log });
+export async function contentionRows(store, t, { quick, rtt, log }, size = { figure: 6, electors: 50, perProcess: 5 }) {
+  const { figure, electors, perProcess } = size;
+  const c = await contention(store, t, { electors, perProcess, runMs: quick ? 5_000 : 10_000, log });
   const settings = `${c.electors} electors in ${c.processes} processes; ${settingsText(t)}; leader resigns every 2.5 s`;
   const theoretical = (c.electors - 1) * (1000 / t.retryMs) + 1000 / t.renewMs;
   return [
-    single(6, 'time to the first leader', `ours/${store}`, settings, 'ms', c.firstLeaderMs, rtt[store], '1 round trip'),
+    single(
+      figure,
+      'time to the first leader',
+      `ours/${store}`,
+      settings,
+      'ms',
+      c.firstLeaderMs,
+      rtt[store],
+      '1 round trip',
+    ),
     {
       ...single(
-        6,
+        figure,
         'most leaders at once',
         `ours/${store}`,
         `${c.terms} terms in ${seconds(c.runMs)}`,
@@ -32,7 +44,7 @@ export async function contentionRows(store, t, { quick, rtt, log }) {
       max: c.maxSimultaneous,
     },
     single(
-      6,
+      figure,
       'store calls per second (all electors)',
       `ours/${store}`,
       `${c.calls} calls in ${seconds(c.runMs)}`,
