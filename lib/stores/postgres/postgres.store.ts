@@ -169,12 +169,7 @@ export class PostgresLeaseStore implements LeaseStore {
             term: string;
             holder: string;
             expires_in_ms: number | string | null;
-          }>(step, this.sql.acquire, [
-            election,
-            identity,
-            leaseId,
-            leaseDurationMs,
-          ]);
+          }>(step, this.sql.acquire, [election, identity, leaseId, leaseDurationMs]);
           if (row?.acquired) {
             return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
           }
