@@ -26,8 +26,19 @@ interface Instance {
   proxy?: FaultProxy;
 }
 
-async function storeFor(kind: string, proxies: FaultProxy[]): Promise<{ store: CountingStore; proxy?: FaultProxy }> {
+type Made = { store: CountingStore; proxy?: FaultProxy };
+let azureTurn: Promise<unknown> = Promise.resolve();
+
+async function storeFor(kind: string, proxies: FaultProxy[]): Promise<Made> {
   if (kind !== 'azure') return { store: new CountingStore(await makeStore(kind)) };
+  // makeStore reads the (swapped) connection string after an await: one Azure store at a time, or
+  // a second measurement's store would go through the first one's counting proxy.
+  const made = azureTurn.then(() => azureStoreBehindProxy(proxies));
+  azureTurn = made.catch(() => undefined);
+  return made;
+}
+
+async function azureStoreBehindProxy(proxies: FaultProxy[]): Promise<Made> {
   const connectionString = process.env.AZURE_CONNECTION_STRING ?? '';
   const target = Number(/BlobEndpoint=http:\/\/127\.0\.0\.1:(\d+)\//.exec(connectionString)?.[1]);
   if (!target) throw new Error('AZURE_CONNECTION_STRING has no loopback BlobEndpoint');
@@ -36,7 +47,7 @@ async function storeFor(kind: string, proxies: FaultProxy[]): Promise<{ store: C
   const previous = process.env.AZURE_CONNECTION_STRING;
   process.env.AZURE_CONNECTION_STRING = connectionString.replace(`:${target}/`, `:${proxy.port}/`);
   try {
-    return { store: new CountingStore(await makeStore(kind)), proxy };
+    return { store: new CountingStore(await makeStore('azure')), proxy };
   } finally {
     process.env.AZURE_CONNECTION_STRING = previous;
   }
@@ -50,6 +61,11 @@ async function roundTrip(store: LeaseStore, election: string): Promise<number[]>
     samples.push(performance.now() - start);
   }
   return samples.slice(5); // the first calls open connections
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
 function httpOps(proxy: FaultProxy | undefined, from: number, until: number) {
@@ -73,8 +89,11 @@ async function measure(kind: string, elections: number) {
     for (const role of ['leader', 'follower']) {
       const { store, proxy } = await storeFor(kind, proxies);
       const electors = names.map((name) => new Elector({ store, election: name, identity: `${role}-${kind}` }));
-      await Promise.all(electors.map((e) => e.start()));
       instances.push({ store, electors, proxy });
+      await Promise.all(electors.map((e) => e.start()));
+      // On a busy machine a first acquire can fail (connect, table setup): the leader instance gets
+      // its retries before the follower instance starts, so each role is what it says.
+      if (role === 'leader') await waitUntil(() => electors.every((e) => e.isLeader()), 30_000);
     }
     const [leader, follower] = instances as [Instance, Instance];
     if (!leader.electors.every((e) => e.isLeader()) || follower.electors.some((e) => e.isLeader())) {
