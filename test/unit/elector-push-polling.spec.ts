@@ -1,58 +1,30 @@
 // Followers of a store that pushes (watch) poll only as a safety net, and contend again right when
 // the holder's lease can have expired (the store's `expiresInMs` hint), since no store's watch
 // reports an expiry. Failover bounds stay: crash ≤ lease + retry, graceful at once (the watch).
-import type {
-  AcquireRequest,
-  AcquireResult,
-  CallOptions,
-  Lease,
-  LeaseStore,
-  LeaseWatch,
-  RenewOptions,
-} from '../../lib/stores/lease-store.js';
+import type { AcquireRequest, AcquireResult, LeaseStore } from '../../lib/stores/lease-store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
 type Hint = 'store' | 'none' | 'zero';
 
-/** Counts acquires; `watch` only when asked for; the expiry hint passed on, dropped, or a lie (0). */
-class PollCountingStore implements LeaseStore {
-  readonly name: string;
-  readonly limits: LeaseStore['limits'];
-  acquires: number[] = [];
-  watch?: (election: string, onMayBeFree: () => void) => LeaseWatch;
-
-  constructor(
-    private readonly inner: LeaseStore,
-    private readonly now: () => number,
-    { watch, hint }: { watch: boolean; hint: Hint },
-  ) {
-    this.name = inner.name;
-    this.limits = inner.limits;
-    this.hint = hint;
-    if (watch && inner.watch) this.watch = inner.watch.bind(inner);
-  }
-
-  private readonly hint: Hint;
-
-  async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    this.acquires.push(this.now());
-    const result = await this.inner.acquire(request);
-    if (result.acquired || this.hint === 'store') return result;
+/** The store itself, counting acquires; `watch` only when asked for; the expiry hint passed on, dropped, or a lie (0). */
+function pollCounting(inner: LeaseStore, now: () => number, { watch, hint }: { watch: boolean; hint: Hint }) {
+  const acquires: number[] = [];
+  async function acquire(request: AcquireRequest): Promise<AcquireResult> {
+    acquires.push(now());
+    const result = await inner.acquire(request);
+    if (result.acquired || hint === 'store') return result;
     const { expiresInMs: _dropped, ...rest } = result;
-    return this.hint === 'zero' ? { ...rest, expiresInMs: 0 } : rest;
+    return hint === 'zero' ? { ...rest, expiresInMs: 0 } : rest;
   }
-
-  renew(lease: Lease, options: RenewOptions) {
-    return this.inner.renew(lease, options);
-  }
-
-  release(lease: Lease, options: CallOptions) {
-    return this.inner.release(lease, options);
-  }
-
-  read(election: string, options: CallOptions) {
-    return this.inner.read(election, options);
-  }
+  const store = new Proxy(inner, {
+    get(target, property) {
+      if (property === 'acquire') return acquire;
+      if (property === 'watch' && !watch) return undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store, acquires };
 }
 
 describe('Elector: safety-net polling on push stores', () => {
@@ -65,14 +37,14 @@ describe('Elector: safety-net polling on push stores', () => {
     const election = `polls-${++elections}`;
     const leader = fx.elector('a', fx.memory, { election });
     await leader.start();
-    const store = new PollCountingStore(fx.memory, () => fx.clock.now(), options);
+    const { store, acquires } = pollCounting(fx.memory, () => fx.clock.now(), options);
     const follower = fx.elector('b', store, { election });
     await follower.start();
-    store.acquires = [];
+    acquires.length = 0;
     await fx.clock.advance(WINDOW);
     expect(leader.isLeader()).toBe(true);
     expect(follower.isLeader()).toBe(false);
-    return store.acquires.length;
+    return acquires.length;
   }
 
   it('a follower with a watch and the hint polls about once per lease, not once per retry', async () => {
@@ -106,7 +78,7 @@ describe('Elector: safety-net polling on push stores', () => {
       const election = `crash-${trial}`;
       const leader = fx.elector('a', fx.memory, { election });
       await leader.start();
-      const store = new PollCountingStore(fx.memory, () => fx.clock.now(), { watch: true, hint: 'store' });
+      const { store } = pollCounting(fx.memory, () => fx.clock.now(), { watch: true, hint: 'store' });
       const follower = fx.elector('b', store, { election });
       await follower.start();
       let lastRenewSent = fx.clock.now();
@@ -134,7 +106,7 @@ describe('Elector: safety-net polling on push stores', () => {
   it('graceful handover is still immediate: the watch wakes the follower, whatever its next poll', async () => {
     const leader = fx.elector('a');
     await leader.start();
-    const store = new PollCountingStore(fx.memory, () => fx.clock.now(), { watch: true, hint: 'store' });
+    const { store } = pollCounting(fx.memory, () => fx.clock.now(), { watch: true, hint: 'store' });
     const follower = fx.elector('b', store);
     await follower.start();
     await fx.clock.advance(1_234);
