@@ -18,6 +18,8 @@
 //   4 side by side        bench/figures/failover.mjs  + apps/peer-nle.mjs, apps/peer-etcd3.mjs
 //   5 calls per hour      apps/calls.ts
 //   6 contention          bench/figures/contention.mjs + apps/contender.ts
+//   8 fleet projection    bench/lib/rows/fleet.mjs (from figure 5's counts, 1 and 20 elections)
+//   9 fleet contention    bench/figures/contention.mjs at 200 electors in 20 processes
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

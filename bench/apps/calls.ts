@@ -3,7 +3,9 @@
 // the library's default timings for WINDOW_MS; calls are counted at the LeaseStore boundary, and for
 // Azure also as HTTP requests (a counting proxy in front of Azurite, one per elector), since Azure
 // bills requests. Also measures each store's round trip (median of READS sequential read() calls),
-// used by the runner for the bounds of push-capable stores.
+// used by the runner for the bounds of push-capable stores. The same pair is measured again with
+// MULTI_ELECTIONS elections per instance (one store instance shared by its electors, as one replica
+// has), for the fleet projection of figure 8 (bench/lib/rows/fleet.mjs).
 //
 //   STORES=azure,postgres WINDOW_MS=120000 node --import ./test/support/swc-register.mjs bench/apps/calls.ts
 //
@@ -15,16 +17,28 @@ import { CountingStore, emit, makeStore, numberEnv } from './stores.js';
 
 const WINDOW_MS = numberEnv('WINDOW_MS', 120_000);
 const READS = 25;
+const MULTI_ELECTIONS = numberEnv('MULTI_ELECTIONS', 20);
 const kinds = (process.env.STORES ?? 'azure,postgres,mysql,redis,etcd').split(',').filter(Boolean);
 
 interface Instance {
   store: CountingStore;
-  elector: Elector;
+  electors: Elector[];
   proxy?: FaultProxy;
 }
 
-async function storeFor(kind: string, proxies: FaultProxy[]): Promise<{ store: CountingStore; proxy?: FaultProxy }> {
+type Made = { store: CountingStore; proxy?: FaultProxy };
+let azureTurn: Promise<unknown> = Promise.resolve();
+
+async function storeFor(kind: string, proxies: FaultProxy[]): Promise<Made> {
   if (kind !== 'azure') return { store: new CountingStore(await makeStore(kind)) };
+  // makeStore reads the (swapped) connection string after an await: one Azure store at a time, or
+  // a second measurement's store would go through the first one's counting proxy.
+  const made = azureTurn.then(() => azureStoreBehindProxy(proxies));
+  azureTurn = made.catch(() => undefined);
+  return made;
+}
+
+async function azureStoreBehindProxy(proxies: FaultProxy[]): Promise<Made> {
   const connectionString = process.env.AZURE_CONNECTION_STRING ?? '';
   const target = Number(/BlobEndpoint=http:\/\/127\.0\.0\.1:(\d+)\//.exec(connectionString)?.[1]);
   if (!target) throw new Error('AZURE_CONNECTION_STRING has no loopback BlobEndpoint');
@@ -33,7 +47,7 @@ async function storeFor(kind: string, proxies: FaultProxy[]): Promise<{ store: C
   const previous = process.env.AZURE_CONNECTION_STRING;
   process.env.AZURE_CONNECTION_STRING = connectionString.replace(`:${target}/`, `:${proxy.port}/`);
   try {
-    return { store: new CountingStore(await makeStore(kind)), proxy };
+    return { store: new CountingStore(await makeStore('azure')), proxy };
   } finally {
     process.env.AZURE_CONNECTION_STRING = previous;
   }
@@ -49,6 +63,11 @@ async function roundTrip(store: LeaseStore, election: string): Promise<number[]>
   return samples.slice(5); // the first calls open connections
 }
 
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 function httpOps(proxy: FaultProxy | undefined, from: number, until: number) {
   if (!proxy) return undefined;
   const ops: Record<string, number> = {};
@@ -60,19 +79,26 @@ function httpOps(proxy: FaultProxy | undefined, from: number, until: number) {
   return ops;
 }
 
-async function measure(kind: string) {
+async function measure(kind: string, elections: number) {
   const proxies: FaultProxy[] = [];
-  const election = `calls-${kind}-${Date.now().toString(36)}`;
+  const base = `calls-${kind}-${elections}-${Date.now().toString(36)}`;
+  const names = Array.from({ length: elections }, (_, i) => `${base}-${i}`);
+  const election = names[0] as string;
   const instances: Instance[] = [];
   try {
     for (const role of ['leader', 'follower']) {
       const { store, proxy } = await storeFor(kind, proxies);
-      const elector = new Elector({ store, election, identity: `${role}-${kind}` });
-      await elector.start();
-      instances.push({ store, elector, proxy });
+      const electors = names.map((name) => new Elector({ store, election: name, identity: `${role}-${kind}` }));
+      instances.push({ store, electors, proxy });
+      await Promise.all(electors.map((e) => e.start()));
+      // On a busy machine a first acquire can fail (connect, table setup): the leader instance gets
+      // its retries before the follower instance starts, so each role is what it says.
+      if (role === 'leader') await waitUntil(() => electors.every((e) => e.isLeader()), 30_000);
     }
-    const [leader, follower] = instances;
-    if (!leader.elector.isLeader() || follower.elector.isLeader()) throw new Error(`${kind}: unexpected roles`);
+    const [leader, follower] = instances as [Instance, Instance];
+    if (!leader.electors.every((e) => e.isLeader()) || follower.electors.some((e) => e.isLeader())) {
+      throw new Error(`${kind}: unexpected roles`);
+    }
     // Start counting from a clean slate once both are in their steady loop.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const before = instances.map((i) => ({ ...i.store.counts }));
@@ -80,7 +106,7 @@ async function measure(kind: string) {
     await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
     const until = Date.now();
     const elapsed = until - from;
-    const stillLeader = leader.elector.isLeader();
+    const stillLeader = leader.electors.every((e) => e.isLeader());
     const roles = instances.map((instance, index) => {
       const counts = instance.store.counts;
       const delta = Object.fromEntries(
@@ -89,23 +115,23 @@ async function measure(kind: string) {
       return { calls: delta, http: httpOps(instance.proxy, from, until) };
     });
     const rtt = await roundTrip(leader.store.inner, election);
-    return { elapsedMs: elapsed, stillLeader, leader: roles[0], follower: roles[1], rttMs: rtt };
+    return { elections, elapsedMs: elapsed, stillLeader, leader: roles[0], follower: roles[1], rttMs: rtt };
   } finally {
-    await Promise.allSettled(instances.map((i) => i.elector.stop()));
+    await Promise.allSettled(instances.flatMap((i) => i.electors.map((e) => e.stop())));
     await Promise.allSettled(instances.map((i) => i.store.close()));
     await Promise.allSettled(proxies.map((p) => p.close()));
   }
 }
 
 const results: Record<string, unknown> = {};
-await Promise.all(
-  kinds.map(async (kind) => {
-    try {
-      results[kind] = await measure(kind);
-    } catch (error) {
-      results[kind] = { error: error instanceof Error ? error.message : String(error) };
-    }
-  }),
-);
-emit('calls', { type: 'result', windowMs: WINDOW_MS, stores: results });
+const multi: Record<string, unknown> = {};
+async function measureInto(target: Record<string, unknown>, kind: string, elections: number): Promise<void> {
+  try {
+    target[kind] = await measure(kind, elections);
+  } catch (error) {
+    target[kind] = { error: error instanceof Error ? error.message : String(error) };
+  }
+}
+await Promise.all(kinds.flatMap((kind) => [measureInto(results, kind, 1), measureInto(multi, kind, MULTI_ELECTIONS)]));
+emit('calls', { type: 'result', windowMs: WINDOW_MS, stores: results, multi });
 process.exit(0);

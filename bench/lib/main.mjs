@@ -3,7 +3,8 @@
 //   A  CPU-bound figures (1, 2) alone on the machine          rows/overhead.mjs
 //   B  leadership changes between real processes (3, 4), all  jobs.mjs, rows/changes.mjs
 //      stores in parallel, while figure 5 counts store calls  rows/calls.mjs
-//   C  contention (6), one store at a time                    rows/contention.mjs
+//   C  contention (6, and 9 at fleet size), one store at a time rows/contention.mjs
+//   (8, the fleet projection, is computed from figure 5's counts: rows/fleet.mjs)
 // servers.mjs starts what the stores need; report.mjs writes latest.json / latest.md and the table.
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
 import { changeJobs, fig3Timings, runJobs } from './jobs.mjs';
@@ -12,6 +13,7 @@ import { machineInfo, machineText, writeReport } from './report.mjs';
 import { callRows, roundTrips } from './rows/calls.mjs';
 import { failoverRows, sideBySideRows } from './rows/changes.mjs';
 import { contentionRows } from './rows/contention.mjs';
+import { FLEET_CONTENTION, fleetRows } from './rows/fleet.mjs';
 import { decoratorRows, guardRows } from './rows/overhead.mjs';
 import { ALL_STORES, prepareNleSchemas, startServers } from './servers.mjs';
 
@@ -83,11 +85,17 @@ export async function main({ root, startedAt, quick }) {
     rows.push(...failoverRows(STORES, results, rtt));
     rows.push(...sideBySideRows(plan.side, results, rtt));
     rows.push(...callRows(STORES, callsResult, errors));
+    rows.push(...fleetRows(STORES, callsResult, errors));
 
     // ---- phase C: contention, one store at a time --------------------------------------------
     for (const store of STORES) {
       log(`figure 6: contention on ${store}…`);
       await attempt(`figure 6 ${store}`, () => contentionRows(store, fig3Timings(store), { quick, rtt, log }));
+    }
+    for (const store of STORES) {
+      log(`figure 9: ${FLEET_CONTENTION.electors}-elector contention on ${store}…`);
+      const context = { quick, rtt, log };
+      await attempt(`figure 9 ${store}`, () => contentionRows(store, fig3Timings(store), context, FLEET_CONTENTION));
     }
   } finally {
     await stopServers();

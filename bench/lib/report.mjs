@@ -20,6 +20,8 @@ const FIGURE_TITLES = {
   4: 'Side by side: same run, same lease settings',
   5: 'Store calls per instance-hour (counted at the LeaseStore boundary) and Azure cost',
   6: 'Contention: 50 electors on one lease',
+  8: 'Fleet scale: store calls per hour and Azure cost per month, measured per instance and projected',
+  9: 'Contention at fleet size: 200 electors in 20 processes on one lease',
 };
 
 export function machineInfo() {
@@ -97,7 +99,7 @@ function markdown(rows, output) {
       'Medians of n trials; every figure with p95 and max is in `bench/results/latest.json`.',
     '',
   ];
-  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6])) {
+  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9])) {
     const group = rows.filter((r) => r.figure === figure);
     if (!group.length) continue;
     lines.push(`**${figure}. ${FIGURE_TITLES[figure]}**`, '');

@@ -50,6 +50,8 @@ export class ElectionLoop {
   private inFlight?: Promise<void>;
   private pushPending = false;
   private watchHandle?: LeaseWatch;
+  /** The holder's remaining lease as the store last told (a hint), and when we heard it (monotonic). */
+  private expiryHint?: { inMs: number; at: number };
 
   constructor(private readonly d: LoopDeps) {
     this.calls = new StoreCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
@@ -163,15 +165,34 @@ export class ElectionLoop {
     } else if (this.pushPending && clock.now() >= this.contendNotBefore) {
       delay = 0;
     } else {
-      const jittered = timings.retryIntervalMs * (1 + (Math.random() * 2 - 1) * JITTER);
-      delay = Math.max(jittered, this.contendNotBefore - clock.now());
+      delay = Math.max(this.followerDelay(), this.contendNotBefore - clock.now());
     }
     this.pushPending = false;
+    this.expiryHint = undefined;
     this.clearTickTimer();
     this.tickTimer = clock.setTimeout(() => {
       this.tickTimer = undefined;
       void this.runTick();
     }, delay);
+  }
+
+  /**
+   * A follower's next try. Without a watch, or without the store's expiry hint: every retry
+   * interval (±15 %). With both, a release wakes us through the watch, so a poll is needed only
+   * for what the watch does not report — the holder's lease expiring (a crash) — and as a safety
+   * net for a lost notification: we try again just after the holder's lease can have expired
+   * (0.15–0.3 × min(retry, lease) after the hinted expiry: spread, and never a hot loop on a store
+   * that keeps answering 0), and at least every max(retry, lease) ±15 %. Crash failover stays
+   * within lease + retry; the hint only schedules, the acquire itself is judged by the store.
+   */
+  private followerDelay(): number {
+    const { clock, timings } = this.d;
+    const jitter = (ms: number): number => ms * (1 + (Math.random() * 2 - 1) * JITTER);
+    const hint = this.expiryHint;
+    if (!this.watchHandle || !hint) return jitter(timings.retryIntervalMs);
+    const untilExpiry = Math.max(0, hint.inMs - (clock.now() - hint.at));
+    const afterExpiry = Math.min(timings.retryIntervalMs, timings.leaseDurationMs) * JITTER * (1 + Math.random());
+    return Math.min(untilExpiry + afterExpiry, jitter(Math.max(timings.retryIntervalMs, timings.leaseDurationMs)));
   }
 
   private async acquireOnce(): Promise<void> {
@@ -193,6 +214,8 @@ export class ElectionLoop {
       );
       this.d.failures.noteSuccess();
       if (!result.acquired) {
+        const inMs = result.expiresInMs;
+        if (typeof inMs === 'number' && Number.isFinite(inMs)) this.expiryHint = { inMs, at: clock.now() };
         this.setObservedLeader(result.holder);
         return;
       }

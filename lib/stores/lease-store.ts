@@ -139,7 +139,21 @@ export interface Lease {
   readonly term: number;
 }
 
-export type AcquireResult = { acquired: true; lease: Lease } | { acquired: false; holder?: string; term?: number };
+export type AcquireResult =
+  | { acquired: true; lease: Lease }
+  | {
+      acquired: false;
+      holder?: string;
+      term?: number;
+      /**
+       * Optional hint: how long, in ms of the store's own clock, until the holder's lease expires if
+       * not renewed (`expires_at − now` evaluated by the store). A follower of a store that can push
+       * (`watch`) then polls only as a safety net and contends again at this instant, since the
+       * watch does not report an expiry. Only scheduling uses it: the next acquire is judged by the
+       * store. A store that leaves it out is polled every retry interval, as before.
+       */
+      expiresInMs?: number;
+    };
 
 export interface LeaseInfo {
   held: boolean;

@@ -100,7 +100,10 @@ export class InMemoryLeaseStore implements LeaseStore {
    */
   protected take(request: AcquireRequest, leaseId: string): AcquireResult | Promise<AcquireResult> {
     const slot = this.slot(request.election);
-    if (this.isHeld(slot)) return { acquired: false, holder: slot.holder, term: slot.term };
+    if (this.isHeld(slot)) {
+      const expiresInMs = slot.expiresAt - this.clock.now();
+      return { acquired: false, holder: slot.holder, term: slot.term, expiresInMs };
+    }
     slot.holder = request.identity;
     slot.leaseId = leaseId;
     slot.term += 1;

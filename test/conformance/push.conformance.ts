@@ -81,6 +81,35 @@ export function describePushHandoverConformance(name: string, target: () => Push
       expect(electedAt - releasedAt).toBeLessThan(PUSH_HANDOVER_BOUND_MS);
     });
 
+    it('a watching follower (polling once a minute) takes over a crashed leader once its lease expires', async () => {
+      // No release, so no notification (PostgreSQL and Redis do not report an expiry; etcd does):
+      // the follower must contend when the holder's lease can have expired, as the store told it
+      // (AcquireResult.expiresInMs), not at its next poll a minute later.
+      const { leaseDurationMs } = target();
+      const election = `push-crash-${randomBytes(4).toString('hex')}`;
+      const leader = await elector('leader', election);
+      await leader.start();
+      expect(leader.isLeader()).toBe(true);
+      const follower = await elector('follower', election);
+      const elected = new Promise<void>((resolve) => {
+        follower.events$.subscribe((event) => {
+          if (event.type === 'elected') resolve();
+        });
+      });
+      await follower.start();
+      expect(follower.isLeader()).toBe(false);
+      await sleep(WATCH_SETTLE_MS);
+
+      await leader.stop({ release: false });
+      const crashedAt = performance.now();
+      // The lease runs out at most one lease after the last renewal; then 0.15–0.3 lease of spread,
+      // a round trip, and slack for a loaded machine (etcd: its expiry loop, up to 0.5 s).
+      const bound = 2 * leaseDurationMs + 500;
+      await Promise.race([elected, sleep(bound + 1_000, true)]);
+      expect(follower.isLeader()).toBe(true);
+      expect(performance.now() - crashedAt).toBeLessThan(bound);
+    });
+
     it('store.watch() calls back on each release until closed', async () => {
       const election = `push-${randomBytes(4).toString('hex')}`;
       const { leaseDurationMs, createStore } = target();

@@ -192,4 +192,13 @@ export const mutants = [
     tests: ['test/e2e/routes.spec.ts'],
     quick: true,
   },
+  {
+    id: 'push-follower-ignores-expiry',
+    rule: "a push store's watch reports releases, not expiries: a follower contends when the holder's lease can have expired (crash failover ≤ lease + retry)",
+    file: 'lib/election/election-loop.ts',
+    from: 'return Math.min(untilExpiry + afterExpiry, jitter(Math.max(timings.retryIntervalMs, timings.leaseDurationMs)));',
+    to: 'return jitter(Math.max(timings.retryIntervalMs, timings.leaseDurationMs));',
+    tests: ['test/unit/elector-push-polling.spec.ts', 'test/conformance/memory-push.spec.ts'],
+    quick: true,
+  },
 ];

@@ -79,7 +79,10 @@ describe('instrumentLeaseStore', () => {
     const won = await view.acquire({ election: 'e', identity: 'a', leaseDurationMs: 1000, signal: signal() });
     expect(won.acquired).toBe(true);
     const lost = await view.acquire({ election: 'e', identity: 'b', leaseDurationMs: 1000, signal: signal() });
-    expect(lost).toEqual({ acquired: false, holder: 'a', term: 1 });
+    expect(lost).toEqual({ acquired: false, holder: 'a', term: 1, expiresInMs: expect.any(Number) });
+    // The holder's remaining lease (the memory store's hint), passed through unchanged.
+    expect(lost.acquired === false && lost.expiresInMs).toBeGreaterThan(0);
+    expect(lost.acquired === false && lost.expiresInMs).toBeLessThanOrEqual(1000);
     if (!won.acquired) throw new Error('unreachable');
     await view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() });
     const gone = new LeaseLostError('gone');

@@ -24,7 +24,18 @@ export const HOURS_PER_MONTH = 730;
 /** @typedef {{ error?: string, elapsedMs: number, rttMs: number[], leader: RoleCalls, follower: RoleCalls }} StoreCalls */
 
 /** @param {Counts} counts */
-const sum = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
+export const sum = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
+
+/**
+ * Azure's requests billed as "All other operations": Lease Blob, Set Blob Metadata, Get Blob Properties.
+ * @param {Counts} http requests per operation
+ */
+export const billedOps = (http) =>
+  sum(
+    Object.fromEntries(
+      Object.entries(http).filter(([op]) => op.startsWith('lease:') || op === 'metadata' || op === 'read:HEAD'),
+    ),
+  );
 
 /**
  * The median read round trip per store (1 ms when unmeasured): the push bounds of figures 3 and 4.
@@ -104,11 +115,7 @@ export function callRows(stores, callsResult, errors) {
  * @returns {Row[]}
  */
 function azureRows(role, http, elapsedMs, perHour) {
-  const other = sum(
-    Object.fromEntries(
-      Object.entries(http).filter(([op]) => op.startsWith('lease:') || op === 'metadata' || op === 'read:HEAD'),
-    ),
-  );
+  const other = billedOps(http);
   const monthly = (perHour(other) * HOURS_PER_MONTH * AZURE_OTHER_PER_10K) / 10_000;
   return [
     single(

@@ -61,9 +61,9 @@ export function postgresStatements(table: string): PostgresStatements {
           SET holder = excluded.holder, lease_id = excluded.lease_id, term = l.term + 1, expires_at = excluded.expires_at
           WHERE l.expires_at <= clock_timestamp()
         RETURNING term)
-      SELECT true AS acquired, term, $2::text AS holder FROM taken
+      SELECT true AS acquired, term, $2::text AS holder, NULL::double precision AS expires_in_ms FROM taken
       UNION ALL
-      SELECT false, term, holder FROM ${table}
+      SELECT false, term, holder, EXTRACT(EPOCH FROM expires_at - clock_timestamp()) * 1000 FROM ${table}
         WHERE election = $1 AND expires_at > clock_timestamp() AND NOT EXISTS (SELECT 1 FROM taken)`,
     renew: `UPDATE ${table} SET expires_at = clock_timestamp() + $4::double precision * interval '1 millisecond'
         WHERE election = $1 AND lease_id = $2 AND term = $3 AND expires_at > clock_timestamp()

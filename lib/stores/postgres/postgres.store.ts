@@ -164,16 +164,21 @@ export class PostgresLeaseStore implements LeaseStore {
     return this.calls.acquire(request, {
       attempt: async (leaseId, step) => {
         for (let round = 1; ; round++) {
-          const [row] = await this.query<{ acquired: boolean; term: string; holder: string }>(step, this.sql.acquire, [
-            election,
-            identity,
-            leaseId,
-            leaseDurationMs,
-          ]);
+          const [row] = await this.query<{
+            acquired: boolean;
+            term: string;
+            holder: string;
+            expires_in_ms: number | string | null;
+          }>(step, this.sql.acquire, [election, identity, leaseId, leaseDurationMs]);
           if (row?.acquired) {
             return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
           }
-          if (row) return { acquired: false, holder: row.holder, term: Number(row.term) };
+          if (row) {
+            // The holder's expiry by the server's clock, as a delay: the follower's next try (a hint).
+            const expiresInMs = Number(row.expires_in_ms);
+            const hint = Number.isFinite(expiresInMs) ? { expiresInMs } : {};
+            return { acquired: false, holder: row.holder, term: Number(row.term), ...hint };
+          }
           // Not taken, and the statement's snapshot predates whoever beat us: ask afresh who holds it.
           step();
           const info = await this.readRow(step, election);

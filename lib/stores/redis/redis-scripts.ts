@@ -9,7 +9,7 @@ export interface Script {
 // JSON {leaseId, holder, term}; renew and release act only when its leaseId (and term) are ours.
 
 /**
- * KEYS: lease, term counter. ARGV: lease id, holder, duration ms. → {1, value} or {0, current value}.
+ * KEYS: lease, term counter. ARGV: lease id, holder, duration ms. → {1, value} or {0, current value, PTTL}.
  * Idempotent for its own lease id: ioredis resends a command whose reply was lost (after a
  * reconnect), and the resend must answer "acquired" with the same lease, not "held by someone"
  * — which would leave the lease held under an id nobody knows.
@@ -19,7 +19,8 @@ local current = redis.call('GET', KEYS[1])
 if current then
   local ok, lease = pcall(cjson.decode, current)
   if ok and type(lease) == 'table' and lease.leaseId == ARGV[1] then return {1, current} end
-  return {0, current}
+  -- The holder's remaining time (ms, Redis's clock): when a follower should try again.
+  return {0, current, redis.call('PTTL', KEYS[1])}
 end
 -- The counter moves only on success: terms strictly increase across holders, without gaps.
 local term = redis.call('INCR', KEYS[2])

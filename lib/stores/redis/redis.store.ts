@@ -116,13 +116,16 @@ export class RedisLeaseStore implements LeaseStore {
       attempt: async (leaseId) => {
         const keys = [this.leaseKey(election), this.termKey(election)];
         const reply = await this.eval(this.getClient(), ACQUIRE, keys, [leaseId, identity, leaseDurationMs]);
-        const [won, raw] = reply as [number | string, string];
+        const [won, raw, ttl] = reply as [number | string, string, (number | string)?];
         const value = parseValue(raw);
         if (Number(won) === 1) {
           return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(value.term) } };
         }
         const term = value.term === undefined ? undefined : Number(value.term);
-        return { acquired: false, holder: value.holder, term };
+        // PTTL: -1 no expiry, -2 gone (both: no hint, poll as usual).
+        const expiresInMs = Number(ttl);
+        const hint = expiresInMs >= 0 ? { expiresInMs } : {};
+        return { acquired: false, holder: value.holder, term, ...hint };
       },
       releaseAttempt: (leaseId, signal) =>
         this.run(signal, (client) => this.releaseScript(client, election, leaseId, '')),
