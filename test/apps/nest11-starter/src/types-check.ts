@@ -5,8 +5,8 @@ import { LeaderElectionModule, LeaderOnly } from 'nestjs-leader-election';
 import { PostgresLeaseStore } from 'nestjs-leader-election/postgres';
 
 export function typesCheck() {
-  // @ts-expect-error LeaderOnly() takes no argument
-  LeaderOnly('jobs');
+  // @ts-expect-error once is 'per-tick' or nothing
+  LeaderOnly({ once: 'per-day' });
   // @ts-expect-error the election name is required
   LeaderElectionModule.forRoot({ store: new PostgresLeaseStore({}) });
   // @ts-expect-error table is a string
