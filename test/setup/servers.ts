@@ -1,9 +1,10 @@
 // Where the machine's database servers are, and names that keep test runs apart. The servers
 // themselves are started by scripts/ensure-services.sh (etcd by the Jest global setup).
 import { randomBytes } from 'node:crypto';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { freePort } from '../../scripts/lib/ports.mjs';
+import { TcpForwarder } from '../support/tcp-forwarder.js';
 
 export const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -51,22 +52,12 @@ export async function silentServer(): Promise<{ port: number; close(): Promise<v
  * A TCP forwarder to a real server that can hold what clients send: requests written while it is
  * held reach the server only on `open()`, after the client may have given up on them.
  */
-export class TcpGate {
+export class TcpGate extends TcpForwarder {
   private held = false;
   private readonly queued: Array<() => void> = [];
-  private readonly sockets = new Set<Socket>();
-  private readonly server = createServer((client) => this.pipe(client));
 
-  private constructor(private readonly targetPort: number) {}
-
-  static async start(targetPort: number): Promise<TcpGate> {
-    const gate = new TcpGate(targetPort);
-    await new Promise<void>((resolve) => gate.server.listen(0, '127.0.0.1', resolve));
-    return gate;
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
+  static start(targetPort: number): Promise<TcpGate> {
+    return TcpForwarder.listening(new TcpGate(targetPort));
   }
 
   hold(): void {
@@ -78,23 +69,12 @@ export class TcpGate {
     for (const flush of this.queued.splice(0)) flush();
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     this.open();
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await super.close();
   }
 
-  private pipe(client: Socket): void {
-    const upstream = connect({ host: '127.0.0.1', port: this.targetPort });
-    for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        this.sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
+  protected forward(client: Socket, upstream: Socket): void {
     client.on('data', (chunk) => {
       if (!this.held) upstream.write(chunk);
       else this.queued.push(() => upstream.write(chunk));

@@ -1,4 +1,5 @@
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { TcpForwarder } from './tcp-forwarder.js';
 
 /**
  * A TCP forwarder in front of a real server (PostgreSQL, MariaDB, Redis, etcd) that can lose the
@@ -8,24 +9,14 @@ import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
  * a network path or a middlebox dies between its request and the reply. Other connections, and
  * the client's reconnections, pass untouched.
  */
-export class ReplyLosingProxy {
+export class ReplyLosingProxy extends TcpForwarder {
   /** Replies lost so far (connections that met an armed marker). */
   repliesLost = 0;
   private armed?: { marker: Buffer; resetAfterMs?: number };
-  private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly server = createServer((client) => this.pipe(client));
 
-  private constructor(private readonly targetPort: number) {}
-
-  static async start(targetPort: number): Promise<ReplyLosingProxy> {
-    const proxy = new ReplyLosingProxy(targetPort);
-    await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
-    return proxy;
-  }
-
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
+  static start(targetPort: number): Promise<ReplyLosingProxy> {
+    return TcpForwarder.listening(new ReplyLosingProxy(targetPort));
   }
 
   /**
@@ -36,26 +27,15 @@ export class ReplyLosingProxy {
     this.armed = { marker: Buffer.from(marker), resetAfterMs };
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await super.close();
   }
 
-  private pipe(client: Socket): void {
-    const upstream = connect({ host: '127.0.0.1', port: this.targetPort });
+  protected forward(client: Socket, upstream: Socket): void {
     let losing = false;
     // The end of the previous chunk: a marker may straddle two writes.
     let tail = Buffer.alloc(0);
-    for (const socket of [client, upstream]) {
-      this.sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => {
-        this.sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
     client.on('data', (chunk: Buffer) => {
       const armed = this.armed;
       if (armed && !losing) {
