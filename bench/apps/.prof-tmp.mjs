@@ -1,0 +1,11 @@
+import { contextApps } from './overhead-app.js';
+const apps = await contextApps();
+const who = process.env.WHO ?? 'follower';
+let sink = 0;
+const t = apps[who];
+const N = 20_000_000;
+const s = performance.now();
+for (let i = 0; i < N; i++) sink += t.guarded(i & 1) ?? 0;
+console.log(who, ((performance.now() - s) * 1e6 / N).toFixed(1), 'ns/call', sink > 0);
+await apps.close();
+process.exit(0);
