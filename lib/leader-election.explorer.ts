@@ -23,6 +23,7 @@ import {
   bindingOf,
   type LeaderOnlyBinding,
   type LeaderOnlyDeclaration,
+  type LeaderOnlySite,
   type LeaderOnlyTick,
 } from './leader-only.decorator.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
@@ -81,13 +82,26 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       debug: (message) => this.logger.debug(message),
     });
     this.binding = {
-      invoke: (label, isRoute, call, skipped, tick) =>
-        election.runHandler(label, tick ? async () => this.ticks.runTick(this.tickJob(tick), call) : call, () => {
-          if (isRoute) throw guard.notLeaderException();
-          this.logger.debug(messages.jobSkipped(label, election.election, election.isSteppingDown));
-          return tick ? Promise.resolve(undefined) : skipped();
-        }),
+      invoke: (site, method, self, args) => {
+        if (!election.isLeader()) return this.skip(site, guard);
+        const call = () => Reflect.apply(method, self, args);
+        const { tick } = site;
+        return election.runLeading(site.label, tick ? async () => this.ticks.runTick(this.tickJob(tick), call) : call);
+      },
     };
+  }
+
+  /**
+   * A call made while not leading: counted, refused with a 503 on a route, otherwise logged (the
+   * line is formatted only when debug logging is on: a follower skips every tick) and skipped.
+   */
+  private skip(site: LeaderOnlySite, guard: LeaderOnlyGuard): unknown {
+    this.election.countSkipped(site.label);
+    if (site.isRoute()) throw guard.notLeaderException();
+    if (Logger.isLevelEnabled('debug')) {
+      this.logger.debug(messages.jobSkipped(site.label, this.election.election, this.election.isSteppingDown));
+    }
+    return site.isAsync || site.tick ? Promise.resolve(undefined) : undefined;
   }
 
   onModuleInit(): void {

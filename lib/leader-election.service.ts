@@ -204,18 +204,32 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * counted, timed and watched for being stuck under that name. The skip path allocates nothing.
    */
   runHandler<T, F>(handler: string, call: () => T, otherwise?: () => F): T | F | undefined {
-    const metrics = this.metrics?.handler(handler);
     if (!this.isLeader()) {
-      if (metrics) metrics.skipped += 1;
+      this.countSkipped(handler);
       return otherwise?.();
     }
-    const { stuckWork } = this;
+    return this.runLeading(handler, call);
+  }
+
+  /** @internal Counts a skipped call of `handler` (a follower's, or one made while stepping down). */
+  countSkipped(handler: string): void {
+    const { metrics } = this;
+    if (metrics) metrics.handler(handler).skipped += 1;
+  }
+
+  /**
+   * @internal Runs `call` as leader-only work of `handler`: tracked until it settles, counted, timed
+   * and watched. Only right after `isLeader()` answered true, in the same synchronous turn.
+   */
+  runLeading<T>(handler: string, call: () => T): T {
+    const { stuckWork, metrics } = this;
     const watched = stuckWork ? () => stuckWork.track(handler, call) : call;
     if (!metrics) return this.inFlight.track(watched);
-    metrics.runs += 1;
+    const counts = metrics.handler(handler);
+    counts.runs += 1;
     const startedAt = performance.now();
     return this.inFlight.track(() =>
-      onSettled(watched, () => metrics.duration.record((performance.now() - startedAt) / 1000, metrics.attributes)),
+      onSettled(watched, () => counts.duration.record((performance.now() - startedAt) / 1000, counts.attributes)),
     );
   }
 

@@ -60,33 +60,32 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
     const label = describe(target, propertyKey);
     // An `async` method answers with a promise either way, so `.then()` callers keep working.
     const isAsync = isAsyncFunction(original);
-    const skipped = isAsync ? () => Promise.resolve(undefined) : () => undefined;
-    const unbound = () => {
-      const error = new Error(messages.unbound(label));
-      if (isAsync) return Promise.reject(error);
-      throw error;
+    // Everything a call needs that does not change between calls, built once: the hot path
+    // (a skipped call above all) allocates nothing of its own.
+    const site: LeaderOnlySite = {
+      label,
+      isAsync,
+      tick:
+        resolved.once === 'per-tick'
+          ? // Read at the call: @Cron may be applied after us, onto the wrapper.
+            { label, missed: resolved.missed, cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper) }
+          : undefined,
+      isRoute: () => (routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper)),
     };
-    // Route-ness is read at the first call, not here: @Get() may be applied after us, onto the
-    // wrapper. By the first call every decorator has run, so it is read once (hot path).
+    // Route-ness is read at the first call that needs it, not here: @Get() may be applied after
+    // us, onto the wrapper. By then every decorator has run, so it is read once.
     let routeness: boolean | undefined;
-    const tick: LeaderOnlyTick | undefined =
-      resolved.once === 'per-tick'
-        ? // Read at the call: @Cron may be applied after us, onto the wrapper.
-          { label, missed: resolved.missed, cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper) }
-        : undefined;
     const wrapper = new Proxy(original, {
       apply: (method, self: unknown, args: unknown[]) => {
-        routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper);
-        const isRoute = routeness;
         const binding = bindingOf(self);
-        if (!binding) {
-          // Request-scoped/transient controllers are not marked; the guard has decided for them
-          // (and a controller called directly in a unit test runs, as with any Nest guard).
-          if (isRoute) return Reflect.apply(method, self, args);
-          // Nobody can say whether this instance leads: refuse loudly rather than skip silently.
-          return unbound();
-        }
-        return binding.invoke(label, isRoute, () => Reflect.apply(method, self, args), skipped, tick);
+        if (binding) return binding.invoke(site, method, self, args);
+        // Request-scoped/transient controllers are not marked; the guard has decided for them
+        // (and a controller called directly in a unit test runs, as with any Nest guard).
+        if (site.isRoute()) return Reflect.apply(method, self, args);
+        // Nobody can say whether this instance leads: refuse loudly rather than skip silently.
+        const error = new Error(messages.unbound(label));
+        if (isAsync) return Promise.reject(error);
+        throw error;
       },
     });
     for (const key of Reflect.getOwnMetadataKeys(original)) {
@@ -132,9 +131,20 @@ export interface LeaderOnlyTick {
   cron: () => CronMetadata | undefined;
 }
 
+/** @internal What a `@LeaderOnly` method's calls share: built once, when the decorator is applied. */
+export interface LeaderOnlySite {
+  label: string;
+  /** An `async` method: a skipped call answers with a promise of undefined. */
+  isAsync: boolean;
+  tick?: LeaderOnlyTick;
+  /** Whether the method is an HTTP route (read once, at the first call that asks). */
+  isRoute(): boolean;
+}
+
 /** What an application's explorer attaches to each instance that has `@LeaderOnly` methods. */
 export interface LeaderOnlyBinding {
-  invoke(label: string, isRoute: boolean, call: () => unknown, skipped: () => unknown, tick?: LeaderOnlyTick): unknown;
+  /** Runs `method` on `self` with `args` if this app leads; otherwise skips (or refuses a route). */
+  invoke(site: LeaderOnlySite, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown;
 }
 
 const OPTION_KEYS = ['election', 'once', 'missed'] as const;

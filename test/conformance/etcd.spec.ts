@@ -125,6 +125,35 @@ describe('EtcdLeaseStore specifics', () => {
     }
   });
 
+  it('a follower woken by the deletion skips its read; if another took the key meanwhile it is told who holds it', async () => {
+    const election = `woken-${randomBytes(4).toString('hex')}`;
+    const [leader, woken, other] = [1, 2, 3].map(() => store({ connection: etcdEndpoint(), keyPrefix: prefix }));
+    const first = await leader.acquire({ election, identity: 'leader', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    let wake: () => void = () => undefined;
+    const woke = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    const watch = woken.watch?.(election, () => wake());
+    try {
+      await sleep(300); // the watch is open
+      await leader.release(first.lease, { signal: signal() });
+      await woke;
+      // Between the wake and the woken follower's acquire, a third replica wins.
+      const winner = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+      if (!winner.acquired) throw new Error('the third replica did not win');
+      const lost = await woken.acquire({ election, identity: 'woken', leaseDurationMs: LEASE_MS, signal: signal() });
+      expect(lost).toEqual({ acquired: false, holder: 'other', term: winner.lease.term });
+      // The next acquire reads first again, and finds the same holder.
+      const polled = await woken.acquire({ election, identity: 'woken', leaseDurationMs: LEASE_MS, signal: signal() });
+      expect(polled).toEqual({ acquired: false, holder: 'other', term: winner.lease.term });
+      await other.release(winner.lease, { signal: signal() });
+    } finally {
+      await watch?.close();
+      await Promise.all([leader, woken, other].map((s) => s.close?.()));
+    }
+  });
+
   it('never closes a client the user passed in; close() is idempotent', async () => {
     const client = new Etcd3({ hosts: etcdEndpoint() });
     try {
