@@ -98,7 +98,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   private skip(site: LeaderOnlySite, guard: LeaderOnlyGuard): unknown {
     this.election.countSkipped(site.label);
     if (site.isRoute()) throw guard.notLeaderException();
-    if (Logger.isLevelEnabled('debug')) {
+    if (debugLogging()) {
       this.logger.debug(messages.jobSkipped(site.label, this.election.election, this.election.isSteppingDown));
     }
     return site.isAsync || site.tick ? Promise.resolve(undefined) : undefined;
@@ -278,4 +278,13 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       fail(error);
     }
   }
+}
+
+/**
+ * Whether Nest may print a debug line. Nest 12's `Logger.isLevelEnabled` answers for the active
+ * logger; Nest 11's answers false whenever no levels were set explicitly, although every level is
+ * then on. So without explicit levels the line is formatted, and Nest drops it if its logger does.
+ */
+function debugLogging(): boolean {
+  return Logger.isLevelEnabled('debug') || (Logger as unknown as { logLevels?: unknown }).logLevels === undefined;
 }
