@@ -258,7 +258,16 @@ function analyse(
     .filter(([, list]) => list.length > 1)
     .map(([fire, list]) => ({ fire, runs: list.map((r) => ({ id: r.id, term: r.term })) }));
   for (const handover of handovers) {
-    const lastTick = Math.floor(handover.electedAtLocal / TICK_MS) * TICK_MS;
+    // The most recent tick by the new leader's clock — unless the old leader, its clock ahead (by
+    // 500 ms here, + slack), already ran a later one: then that one is the most recent tick before the
+    // election, and it is done (a later record makes the earlier tick count as done, by design).
+    const fromRuns = runs.filter(
+      (r) => r.id === handover.from && typeof r.fire === 'number' && r.fire <= handover.electedAtLocal + 600,
+    );
+    const lastTick = Math.max(
+      Math.floor(handover.electedAtLocal / TICK_MS) * TICK_MS,
+      ...fromRuns.map((r) => r.fire as number),
+    );
     handover.lastTickRuns = byFire.get(lastTick)?.length ?? 0;
     const before = runs.filter((r) => r.id === handover.from && typeof r.fire === 'number' && r.fire <= lastTick);
     const after = runs.filter((r) => r.id === handover.to && typeof r.fire === 'number' && r.fire > lastTick);
