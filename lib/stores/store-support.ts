@@ -95,10 +95,8 @@ export class StoreCalls {
    */
   async acquire(request: AcquireRequest, protocol: AcquireProtocol): Promise<AcquireResult> {
     const { signal, leaseDurationMs } = request;
-    // Refused before anything was sent: nothing to undo.
-    throwIfAborted(signal);
-    this.assertOpen();
     const leaseId = this.options.newLeaseId?.() ?? randomUUID();
+    // start() refuses an aborted signal or a closed store before anything is sent: nothing to undo.
     const running = this.start(signal, (step) => protocol.attempt(leaseId, step));
     try {
       return await this.answer(signal, running);
