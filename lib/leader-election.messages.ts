@@ -250,6 +250,22 @@ export const messages = {
       `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
   },
 
+  // ---- Handover requests and lease meta, store side (issue 14: lib/stores/**) --------------------
+  handover: {
+    unsupported: (store: string) =>
+      `${store} does not support handover requests (it implements no requestHandover/readHandover/clearHandover); use a built-in store`,
+    invalidRequest: (store: string) =>
+      `${store}: a handover request needs election, id, term (an integer), requestedBy, reason and requestedAt; to, when given, must be a non-empty identity`,
+    requestTooLarge: (store: string, bytes: number, limit: number) =>
+      `${store}: the handover request is ${bytes} bytes of JSON, more than ${limit}`,
+    metaTooLarge: (store: string, bytes: number, limit: number) =>
+      `${store}: the lease meta (advertise value and counters) is ${bytes} bytes of JSON, more than ${limit}`,
+    badReleaseOption: (option: string, allowed: string, value: unknown) =>
+      `release option ${option} must be ${allowed} (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value)})`,
+    columnsMissing: (store: string, table: string, migration: string) =>
+      `${store}: table ${table} has no handover columns (it was created by a version before handover requests) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add them`,
+  },
+
   // ---- Leader state and once-per-tick cron runs (issue 16) ------------------------------------
   stateNotLeader: (election: string) =>
     `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,

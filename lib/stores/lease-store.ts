@@ -48,8 +48,15 @@ export interface LeaseStore {
    * Give the lease up so another instance can take it at once. Idempotent: releasing a lease that
    * is no longer ours (expired, taken, already released) resolves without effect; it never
    * releases someone else's lease.
+   *
+   * With `options.handoverTo` (a store with the handover capability): the freed lease is reserved
+   * for that identity for `options.reserveMs` (the store's clock), in the same atomic operation
+   * (Azure: metadata written under the lease just before the release). While the reservation
+   * lasts, an acquire by any other identity answers `{ acquired: false, reservedFor, expiresInMs }`
+   * (the reservation's remaining time), and the named identity acquires as from a free lease. A
+   * store without the capability ignores both options (the lease is simply freed).
    */
-  release(lease: Lease, options: CallOptions): Promise<void>;
+  release(lease: Lease, options: ReleaseOptions): Promise<void>;
 
   /** Who holds the lease of `election` right now, as far as the store knows. */
   read(election: string, options: CallOptions): Promise<LeaseInfo>;
@@ -76,6 +83,25 @@ export interface LeaseStore {
 
   /** Any replica may read: the last value written under `key`, with the term that wrote it. */
   readState?(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined>;
+
+  /**
+   * Optional handover capability (declared by implementing `requestHandover`, `readHandover` and
+   * `clearHandover`, and honouring `ReleaseOptions.handoverTo` and lease `meta`). Records `request`
+   * as the pending handover request of `request.election`, replacing any earlier one. Any replica
+   * may call it, leader or not, whether the lease is held or not: it never touches the lease. The
+   * request is opaque JSON to the store (at most {@link MAX_HANDOVER_REQUEST_BYTES} when encoded).
+   * Resolves once the request is durably recorded.
+   */
+  requestHandover?(request: HandoverRequest, options: CallOptions): Promise<void>;
+
+  /** The pending handover request of `election`, or undefined. Any replica may read. */
+  readHandover?(election: string, options: CallOptions): Promise<HandoverRequest | undefined>;
+
+  /**
+   * Removes the pending request of `election` if its id is still `id` (a newer request is kept).
+   * Idempotent: resolves when there is none.
+   */
+  clearHandover?(election: string, id: string, options: CallOptions): Promise<void>;
 
   /**
    * Close connections the store opened itself; never a client the user passed in. Waits (up to
@@ -123,10 +149,68 @@ export interface AcquireRequest extends CallOptions {
   /** The caller's identity, stored with the lease so others can read who leads. */
   identity: string;
   leaseDurationMs: number;
+  /**
+   * Stored with the lease when taken (a store with the handover capability); returned to everyone
+   * by `read()` and by refused acquires. Replaces the previous holder's meta; absent → none.
+   */
+  meta?: LeaseMeta;
 }
 
 export interface RenewOptions extends CallOptions {
   leaseDurationMs: number;
+  /**
+   * When given, replaces the meta stored with the lease, in the renew's own conditional operation
+   * where the store can (Azure: a metadata write under the lease). A store may skip a write when
+   * the meta equals what this lease last stored.
+   */
+  meta?: LeaseMeta;
+}
+
+export interface ReleaseOptions extends CallOptions {
+  /** Reserve the freed lease for this identity (see {@link LeaseStore.release}). */
+  handoverTo?: string;
+  /** How long the reservation lasts, ms of the store's clock. Required with `handoverTo`. */
+  reserveMs?: number;
+}
+
+/**
+ * What a holder publishes beside its lease for every replica to read: opaque JSON to a store, at
+ * most {@link MAX_LEASE_META_BYTES} encoded. Unknown fields are kept, so a later version can add some.
+ */
+export interface LeaseMeta {
+  /** The holder's `advertise` value, e.g. its internal URL: where to reach the leader. */
+  advertise?: string;
+  /** How many elections the holder leads right now (spread). */
+  leaderships?: number;
+  /** Set by a holder that won through a directed handover, for a while: spread leaves this election alone. */
+  pinned?: boolean;
+}
+
+/** Largest encoded {@link LeaseMeta} a store must accept. */
+export const MAX_LEASE_META_BYTES = 2_048;
+/** Largest encoded {@link HandoverRequest} a store must accept. */
+export const MAX_HANDOVER_REQUEST_BYTES = 4_096;
+
+/**
+ * A request that the current leader of `election` hands its lease over. Honoured only by the
+ * leader of `term` (a request for an older term is stale: leadership has moved since).
+ */
+export interface HandoverRequest {
+  election: string;
+  /** Unique per request. */
+  id: string;
+  /** The term the request is for: the leader's term when it was made. */
+  term: number;
+  /** The identity that should lead next; absent: any other replica (force re-election). */
+  to?: string;
+  /** Who asked: a replica's identity, or `cli:<user>@<host>`. */
+  requestedBy: string;
+  /** Why: `operator` (a person or script), `spread` (a replica balancing), or free text. */
+  reason: string;
+  /** Wall-clock time of the request (epoch ms, the requester's clock): for display only. */
+  requestedAt: number;
+  /** Spread: how many elections the requester led; the leader honours it only if it leads 2 or more than that. */
+  requesterLeaderships?: number;
 }
 
 /** A held lease: everything renew/release need. Opaque to the elector apart from `term`. */
@@ -153,6 +237,10 @@ export type AcquireResult =
        * store. A store that leaves it out is polled every retry interval, as before.
        */
       expiresInMs?: number;
+      /** The holder's meta (a store with the handover capability). */
+      meta?: LeaseMeta;
+      /** The lease is free but reserved for this identity (a directed handover); `holder` is then absent. */
+      reservedFor?: string;
     };
 
 export interface LeaseInfo {
@@ -161,6 +249,10 @@ export interface LeaseInfo {
   holder?: string;
   /** Term of the current (or last) holder; 0 when the election has never been won. */
   term: number;
+  /** The holder's meta while held (a store with the handover capability). */
+  meta?: LeaseMeta;
+  /** While not held: the identity a directed handover reserved the lease for, until the reservation ends. */
+  reservedFor?: string;
 }
 
 export interface LeaseWatch {

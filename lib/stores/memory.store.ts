@@ -1,16 +1,26 @@
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import {
+  decodeHandoverRequest,
+  decodeLeaseMeta,
+  encodeHandoverRequest,
+  encodeLeaseMeta,
+  releaseReservation,
+} from './handover-support.js';
+import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
+  type HandoverRequest,
   type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
+  type LeaseMeta,
   type LeaseStore,
   type LeaseStoreLimits,
   type LeaseWatch,
+  type ReleaseOptions,
   type RenewOptions,
   type StateCallOptions,
   toLeaseStoreError,
@@ -25,6 +35,13 @@ interface Slot {
   term: number;
   /** Leader state by key, as the JSON a real store would keep (so a read never shares objects). */
   state: Map<string, string>;
+  /** The holder's meta, as JSON. */
+  meta?: string;
+  /** A directed handover's reservation of the free lease. */
+  reservedFor?: string;
+  reservedUntil?: number;
+  /** The pending handover request, as JSON. */
+  handover?: string;
 }
 
 /**
@@ -47,33 +64,57 @@ export class InMemoryLeaseStore implements LeaseStore {
     this.clock = options.clock ?? systemClock;
   }
 
-  acquire(request: AcquireRequest): Promise<AcquireResult> {
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    encodeLeaseMeta(this.name, request.meta);
     return this.calls.acquire(request, {
       attempt: async (leaseId) => this.take(request, leaseId),
       releaseAttempt: async (leaseId) => this.free(request.election, leaseId),
     });
   }
 
-  renew(lease: Lease, options: RenewOptions): Promise<void> {
+  async renew(lease: Lease, options: RenewOptions): Promise<void> {
+    const meta = encodeLeaseMeta(this.name, options.meta);
     return this.calls.run(options.signal, async () => {
       const slot = this.slot(lease.election);
       if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) {
         throw new LeaseLostError(messages.leaseLost(lease.election));
       }
       slot.expiresAt = this.clock.now() + options.leaseDurationMs;
+      if (meta !== undefined) slot.meta = meta;
     });
   }
 
-  release(lease: Lease, options: CallOptions): Promise<void> {
-    return this.calls.run(options.signal, async () => this.free(lease.election, lease.leaseId));
+  async release(lease: Lease, options: ReleaseOptions): Promise<void> {
+    const reservation = releaseReservation(options);
+    return this.calls.run(options.signal, async () => this.free(lease.election, lease.leaseId, reservation));
   }
 
   read(election: string, options: CallOptions): Promise<LeaseInfo> {
     return this.calls.run(options.signal, async () => {
       const slot = this.slot(election);
-      return this.isHeld(slot)
-        ? { held: true, holder: slot.holder, term: slot.term }
-        : { held: false, term: slot.term };
+      if (this.isHeld(slot)) return { held: true, holder: slot.holder, term: slot.term, ...this.metaOf(slot) };
+      const reservedFor = this.reservation(slot)?.to;
+      return reservedFor === undefined
+        ? { held: false, term: slot.term }
+        : { held: false, term: slot.term, reservedFor };
+    });
+  }
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+    const json = encodeHandoverRequest(this.name, request);
+    return this.calls.run(options.signal, async () => {
+      this.slot(request.election).handover = json;
+    });
+  }
+
+  readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    return this.calls.run(options.signal, async () => decodeHandoverRequest(this.slot(election).handover));
+  }
+
+  clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
+    return this.calls.run(options.signal, async () => {
+      const slot = this.slot(election);
+      if (decodeHandoverRequest(slot.handover)?.id === id) slot.handover = undefined;
     });
   }
 
@@ -99,15 +140,23 @@ export class InMemoryLeaseStore implements LeaseStore {
    * can put a fault between the shared acquire rule and it (a reply lost after the write applied).
    */
   protected take(request: AcquireRequest, leaseId: string): AcquireResult | Promise<AcquireResult> {
+    const meta = encodeLeaseMeta(this.name, request.meta);
     const slot = this.slot(request.election);
     if (this.isHeld(slot)) {
       const expiresInMs = slot.expiresAt - this.clock.now();
-      return { acquired: false, holder: slot.holder, term: slot.term, expiresInMs };
+      return { acquired: false, holder: slot.holder, term: slot.term, expiresInMs, ...this.metaOf(slot) };
+    }
+    const reserved = this.reservation(slot);
+    if (reserved && reserved.to !== request.identity) {
+      return { acquired: false, term: slot.term, reservedFor: reserved.to, expiresInMs: reserved.inMs };
     }
     slot.holder = request.identity;
     slot.leaseId = leaseId;
     slot.term += 1;
     slot.expiresAt = this.clock.now() + request.leaseDurationMs;
+    slot.meta = meta;
+    slot.reservedFor = undefined;
+    slot.reservedUntil = undefined;
     return {
       acquired: true,
       lease: { election: request.election, holder: request.identity, leaseId, term: slot.term },
@@ -124,13 +173,26 @@ export class InMemoryLeaseStore implements LeaseStore {
     slot.state.set(key, entry);
   }
 
-  private free(election: string, leaseId: string): void {
+  private free(election: string, leaseId: string, reservation?: { to: string; ms: number }): void {
     const slot = this.slot(election);
     if (slot.leaseId !== leaseId || !this.isHeld(slot)) return;
     slot.holder = undefined;
     slot.leaseId = undefined;
     slot.expiresAt = 0;
+    slot.meta = undefined;
+    slot.reservedFor = reservation?.to;
+    slot.reservedUntil = reservation ? this.clock.now() + reservation.ms : undefined;
     queueMicrotask(() => this.watchers.notify(election));
+  }
+
+  private metaOf(slot: Slot): { meta?: LeaseMeta } {
+    const meta = decodeLeaseMeta(slot.meta);
+    return meta === undefined ? {} : { meta };
+  }
+
+  private reservation(slot: Slot): { to: string; inMs: number } | undefined {
+    const inMs = (slot.reservedUntil ?? 0) - this.clock.now();
+    return slot.reservedFor !== undefined && inMs > 0 ? { to: slot.reservedFor, inMs } : undefined;
   }
 
   private slot(election: string): Slot {

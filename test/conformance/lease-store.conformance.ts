@@ -11,6 +11,7 @@ import {
   type LeaseStoreErrorKind,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
+import { describeHandoverConformance } from './handover.conformance.js';
 import { describeLeaderStateConformance } from './state.conformance.js';
 
 export interface ConformanceTarget {
@@ -27,6 +28,10 @@ export interface ConformanceTarget {
   createReplyLosingStore(): Promise<ReplyLosingStore> | ReplyLosingStore;
   /** The store declares the leader-state capability: the state cases run (state.conformance.ts). */
   leaderState?: boolean;
+  /** The store declares the handover capability: the handover cases run (handover.conformance.ts). */
+  handover?: boolean;
+  /** The store implements `watch` (push): the push variants of the handover cases run. */
+  push?: boolean;
   teardown?(): Promise<void>;
 }
 
@@ -506,6 +511,7 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
     }
 
     describeLeaderStateConformance(name, t);
+    describeHandoverConformance(name, t);
   });
 }
 

@@ -56,6 +56,8 @@ describeLeaseStoreConformance('InMemoryLeaseStore', () => {
   return {
     leaseDurationMs: 500,
     leaderState: true,
+    handover: true,
+    push: true,
     createStore: () => shared,
     createStoreInFreshNamespace: () => new InMemoryLeaseStore(),
     createReplyLosingStore: () => {

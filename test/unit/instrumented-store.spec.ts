@@ -7,7 +7,7 @@ import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 /** A store with #private state, an optional capability and a member no contract names yet. */
 class CapableStore extends InMemoryLeaseStore {
   #watches = 0;
-  readonly capabilities = { handover: true };
+  readonly capabilities = { future: true };
 
   get watches(): number {
     return this.#watches;
@@ -19,8 +19,8 @@ class CapableStore extends InMemoryLeaseStore {
     return { close: async () => undefined };
   }
 
-  async requestHandover(election: string): Promise<string> {
-    return `handover of ${election} after ${this.#watches} watch(es)`;
+  async futureCapability(election: string): Promise<string> {
+    return `future of ${election} after ${this.#watches} watch(es)`;
   }
 
   override async renew(...args: Parameters<InMemoryLeaseStore['renew']>): Promise<void> {
@@ -41,11 +41,11 @@ describe('instrumentLeaseStore', () => {
     expect(view.limits).toBe(store.limits);
     expect(view.capabilities).toBe(store.capabilities);
     view.watch?.('e', () => undefined);
-    expect(await view.requestHandover('e')).toBe('handover of e after 1 watch(es)');
+    expect(await view.futureCapability('e')).toBe('future of e after 1 watch(es)');
     expect(view.watches).toBe(1);
     expect(view).toBeInstanceOf(CapableStore);
     // Fetched twice, the same function: callers may compare or remove listeners by identity.
-    expect(view.requestHandover).toBe(view.requestHandover);
+    expect(view.futureCapability).toBe(view.futureCapability);
   });
 
   it('leaves absent optional members absent', () => {
