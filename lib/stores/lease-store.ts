@@ -104,6 +104,12 @@ export interface LeaseStore {
   clearHandover?(election: string, id: string, options: CallOptions): Promise<void>;
 
   /**
+   * Optional: the names of every election this store's namespace (container, table, key prefix)
+   * has a lease record for, held or not, sorted. For operators' tools (the CLI's `status`).
+   */
+  listElections?(options: CallOptions): Promise<string[]>;
+
+  /**
    * Close connections the store opened itself; never a client the user passed in. Waits (up to
    * 5 s) for its own clean-ups first (give-backs of acquires of unknown outcome). Idempotent. The
    * Nest module calls it on shutdown (`closeStoreOnShutdown`); with a raw `Elector`, call it after

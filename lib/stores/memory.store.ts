@@ -122,6 +122,12 @@ export class InMemoryLeaseStore implements LeaseStore {
     return this.watchers.add(election, onMayBeFree);
   }
 
+  listElections(options: CallOptions): Promise<string[]> {
+    return this.calls.run(options.signal, async () =>
+      [...this.slots].flatMap(([election, slot]) => (slot.term > 0 || slot.handover ? [election] : [])).sort(),
+    );
+  }
+
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
     const write = prepareStateWrite(this, lease, value, options);
     return this.calls.run(options.signal, async () => this.putState(lease, write.key, write.entry));

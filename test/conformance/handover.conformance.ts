@@ -89,6 +89,21 @@ export function describeHandoverConformance(name: string, t: ConformanceTarget):
     );
 
     test.concurrent(
+      'listElections names every election with a lease record, sorted',
+      async () => {
+        const a = await newStore();
+        const [e1, e2] = [electionName('list-b'), electionName('list-a')];
+        const l1 = await acquireOk(a, e1, 'a');
+        await acquireOk(a, e2, 'a');
+        await a.release(l1, { signal: signal() });
+        const names = await a.listElections?.({ signal: signal() });
+        expect(names).toEqual(expect.arrayContaining([e1, e2]));
+        expect(names).toEqual([...(names ?? [])].sort());
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
       'meta over the size limit is refused before anything is sent',
       async () => {
         const election = electionName('meta-size');
