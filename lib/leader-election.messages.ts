@@ -15,6 +15,9 @@ export const messages = {
     `leaseDurationMs must be a multiple of ${step} ms for ${store}; got ${value}`,
   invalidIdentity: (value: unknown) =>
     `identity must be a non-empty string of at most 256 characters (got ${JSON.stringify(value)})`,
+  invalidAdvertise: (value: unknown) =>
+    `advertise must be a non-empty string of at most 1024 characters, e.g. the replica's internal URL (got ${typeof value === 'string' ? `${value.length} characters` : String(value)})`,
+  optionRange: (option: string, value: unknown, allowed: string) => `${option} must be ${allowed} (got ${String(value)})`,
   invalidElection: (value: unknown) =>
     `election must be a non-empty string of at most 200 letters, digits, '.', '_' or '-' (got ${JSON.stringify(value)})`,
 
@@ -54,6 +57,30 @@ export const messages = {
   reasonLost: 'the store says the lease is no longer ours',
   reasonResigned: 'resigned',
   reasonStopped: 'stopped',
+  reasonHandover: (to: string | undefined) =>
+    to === undefined ? 'handed over on request (re-election)' : `handed over on request to ${to}`,
+  reasonHandoverTermEnded: 'the term ended before the drain finished (nothing left to hand over)',
+  handoverNoLeader: (election: string) =>
+    `leader election "${election}": nobody leads it right now, so there is nothing to hand over; the next leader is elected within the failover bound`,
+  handoverBadOption: (option: string, allowed: string, value: unknown) =>
+    `requestHandover(): ${option} must be ${allowed} (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value)})`,
+  handoverAlreadyLeads: (election: string, to: string) =>
+    `leader election "${election}": handover to ${to} requested, and ${to} already leads it: nothing to do`,
+  handoverRecorded: (election: string, request: { id: string; to?: string; requestedBy: string; reason: string; term: number }) =>
+    `leader election "${election}": handover request ${request.id} recorded for term ${request.term} (${request.reason}, by ${request.requestedBy}, to ${request.to ?? 'any other replica'})`,
+  handoverHonouring: (election: string, identity: string, request: { id: string; to?: string; requestedBy: string; reason: string; term: number }) =>
+    `leader election "${election}": ${identity} honours handover request ${request.id} (${request.reason}, asked by ${request.requestedBy}, to ${request.to ?? 'any other replica'}): draining, then releasing term ${request.term}`,
+  handoverDone: (election: string, id: string, to: string | undefined) =>
+    `leader election "${election}": handover request ${id} done: lease released${to === undefined ? '; this replica sits out one round' : `, reserved for ${to}`}`,
+  handoverDeclined: (election: string, id: string, why: string) =>
+    `leader election "${election}": handover request ${id} declined: ${why}`,
+  handoverAbandoned: (election: string, id: string, why: string) =>
+    `leader election "${election}": handover request ${id} not completed: ${why}`,
+  handoverPinned: (holdMs: number) => `a directed handover made this replica the leader; spread leaves it here for ${holdMs} ms`,
+  handoverNotAhead: (mine: number, theirs: number) =>
+    `spread: this replica leads ${mine} election(s), the requester ${theirs}; a move pays off only from a difference of 2`,
+  handoverCheckFailed: (election: string, message: string) =>
+    `leader election "${election}": could not read the pending handover request (${message}); trying again at the next renewal`,
 
   // ---- AzureBlobLeaseStore (lib/stores/azure/) -----------------------------------------
   // Built from option names, status codes, error codes and request ids only: never from a raw SDK

@@ -1,8 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
+import { supportsHandover } from '../stores/handover-support.js';
 import {
+  FatalLeaseStoreError,
+  type HandoverRequest,
   type LeaderStateEntry,
+  type LeaseMeta,
   LeaseLostError,
   type LeaseStore,
   type LeaseStoreError,
@@ -10,7 +15,14 @@ import {
   toLeaseStoreError,
 } from '../stores/lease-store.js';
 import { stateUnsupportedError, supportsState } from '../stores/state-support.js';
-import type { ElectorLogger, ElectorState, LeadershipEvent, StopOptions } from './elector.types.js';
+import type {
+  ElectorLogger,
+  ElectorState,
+  HandoverHooks,
+  HandoverRequestOptions,
+  LeadershipEvent,
+  StopOptions,
+} from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
 import { StoreCalls } from './store-calls.js';
@@ -27,6 +39,9 @@ export interface LoopDeps {
   logger: ElectorLogger;
   events: Subject<LeadershipEvent>;
   failures: FailureLog;
+  advertise?: string;
+  handover?: HandoverHooks;
+  handoverHoldMs: number;
 }
 
 /**
@@ -52,6 +67,17 @@ export class ElectionLoop {
   private watchHandle?: LeaseWatch;
   /** The holder's remaining lease as the store last told (a hint), and when we heard it (monotonic). */
   private expiryHint?: { inMs: number; at: number };
+  /** What the holder published with its lease, as last observed (ours while we lead). */
+  observedMeta?: LeaseMeta;
+  /** How many elections this replica leads (spread sets it; published in our lease meta). */
+  private leaderships?: number;
+  /** Until when (monotonic) spread requests are declined: we won through a directed handover. */
+  private pinnedUntil = 0;
+  /** The meta our lease carries in the store, as JSON, so a renew sends it only when it changed. */
+  private storedMeta?: string;
+  /** The id of the handover request being honoured; requests already judged (declined, pinned by). */
+  private honouring?: string;
+  private readonly judged = new Set<string>();
 
   constructor(private readonly d: LoopDeps) {
     this.calls = new StoreCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
@@ -69,7 +95,15 @@ export class ElectionLoop {
   }
 
   /** Resolves once our lease is released, or once an acquire in flight has ended (a win handed back). */
-  async resign(): Promise<void> {
+  resign(): Promise<void> {
+    return this.leave(messages.reasonResigned);
+  }
+
+  /**
+   * Steps down and releases (reserving the lease for `to` when given), then sits out one round:
+   * `resign()`, and the end of an honoured handover request.
+   */
+  private async leave(reason: string, to?: string, beforeRelease?: () => Promise<unknown> | unknown): Promise<void> {
     const lease = this.term?.lease;
     this.contendNotBefore = this.d.clock.now() + 2 * this.d.timings.retryIntervalMs;
     this.resignations += 1;
@@ -79,9 +113,150 @@ export class ElectionLoop {
       await this.inFlight;
       return;
     }
-    this.stepDown(messages.reasonResigned, false);
-    await this.calls.release(lease);
-    this.scheduleNext();
+    this.stepDown(reason, false);
+    try {
+      await beforeRelease?.();
+    } finally {
+      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.d.timings.leaseDurationMs };
+      await this.calls.release(lease, reservation);
+      this.scheduleNext();
+    }
+  }
+
+  /** Spread: how many elections this replica leads, published with our lease from the next renewal. */
+  setLeaderships(count: number | undefined): void {
+    this.leaderships = count;
+  }
+
+  /** What our lease carries: where to reach us, and spread's counters. */
+  private meta(): LeaseMeta {
+    const meta: LeaseMeta = {};
+    if (this.d.advertise !== undefined) meta.advertise = this.d.advertise;
+    if (this.leaderships !== undefined) meta.leaderships = this.leaderships;
+    if (this.d.clock.now() < this.pinnedUntil) meta.pinned = true;
+    return meta;
+  }
+
+  /**
+   * Records a handover request for the current leader's term (read from the store first, so a
+   * request can never move a later leader). Resolves once the store has it; undefined when the
+   * named replica already leads. Rejects when nobody leads.
+   */
+  async requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
+    const { store, election, identity } = this.d;
+    if (!supportsHandover(store)) throw new FatalLeaseStoreError(messages.handover.unsupported(store.name));
+    const { to, reason = 'operator', requestedBy = identity, requesterLeaderships } = options;
+    checkRequestOption('to', to, to === undefined || (typeof to === 'string' && to !== '' && to.length <= 256));
+    checkRequestOption('reason', reason, typeof reason === 'string' && reason !== '' && reason.length <= 200);
+    checkRequestOption('requestedBy', requestedBy, typeof requestedBy === 'string' && requestedBy.length <= 300);
+    const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
+    if (!info.held || info.holder === undefined) throw new Error(messages.handoverNoLeader(election));
+    if (to !== undefined && to === info.holder) {
+      this.d.logger.log(messages.handoverAlreadyLeads(election, to));
+      return undefined;
+    }
+    const request: HandoverRequest = {
+      election,
+      id: randomUUID(),
+      term: info.term,
+      requestedBy,
+      reason,
+      requestedAt: this.d.clock.wallNow(),
+      ...(to === undefined ? {} : { to }),
+      ...(requesterLeaderships === undefined ? {} : { requesterLeaderships }),
+    };
+    await this.calls.call(this.callTimeoutMs, (signal) => store.requestHandover(request, { signal }));
+    this.d.logger.log(messages.handoverRecorded(election, request));
+    // Asked of ourselves: no need to wait for the next renewal to notice.
+    const term = this.term;
+    if (term && term.lease.term === request.term && this.state === 'leader') this.judge(term, request);
+    return request;
+  }
+
+  /** After each renewal: is there a request for our term? (One read; a failure waits for the next renewal.) */
+  private async checkHandover(term: Term): Promise<void> {
+    const { store, election } = this.d;
+    if (!supportsHandover(store) || this.honouring !== undefined) return;
+    let request: HandoverRequest | undefined;
+    try {
+      request = await this.calls.call(Math.min(this.callTimeoutMs, term.remainingMs()), (signal) =>
+        store.readHandover(election, { signal }),
+      );
+    } catch (raw) {
+      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
+      return;
+    }
+    if (request && this.term === term && this.state === 'leader') this.judge(term, request);
+  }
+
+  /** Honour, decline or ignore `request`, seen while leading `term`. */
+  private judge(term: Term, request: HandoverRequest): void {
+    const { election, identity, logger } = this.d;
+    if (this.honouring !== undefined || this.judged.has(request.id)) return;
+    if (request.to === identity) {
+      // We lead because of it (the term right after the one it was for): a directed handover is
+      // respected for a while. Asked while we already led: nothing to do.
+      this.judged.add(request.id);
+      if (request.reason !== 'spread' && request.term + 1 === term.lease.term) {
+        this.pinnedUntil = this.d.clock.now() + this.d.handoverHoldMs;
+      }
+      return;
+    }
+    // For an earlier term (leadership has moved since) or a later one (we are stale): not ours.
+    if (request.term !== term.lease.term) return;
+    this.judged.add(request.id);
+    if (request.reason === 'spread') {
+      const why =
+        this.d.clock.now() < this.pinnedUntil
+          ? messages.handoverPinned(this.d.handoverHoldMs)
+          : (this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2
+            ? messages.handoverNotAhead(this.leaderships ?? 0, request.requesterLeaderships ?? 0)
+            : undefined;
+      if (why !== undefined) {
+        logger.log(messages.handoverDeclined(election, request.id, why));
+        void this.clearRequest(request);
+        return;
+      }
+    }
+    this.honouring = request.id;
+    logger.log(messages.handoverHonouring(election, identity, request));
+    void this.honour(term, request).finally(() => {
+      this.honouring = undefined;
+    });
+  }
+
+  private async honour(term: Term, request: HandoverRequest): Promise<void> {
+    const { election, handover, logger } = this.d;
+    try {
+      await handover?.beforeStepDown?.(request);
+    } catch (error) {
+      logger.warn(messages.handoverAbandoned(election, request.id, errorText(error)));
+    }
+    if (this.term !== term || this.state !== 'leader' || this.stopController.signal.aborted) {
+      logger.warn(messages.handoverAbandoned(election, request.id, messages.reasonHandoverTermEnded));
+      return;
+    }
+    await this.leave(messages.reasonHandover(request.to), request.to, async () => {
+      try {
+        await handover?.beforeRelease?.(request);
+      } catch (error) {
+        logger.warn(messages.handoverAbandoned(election, request.id, errorText(error)));
+      }
+    });
+    // Left in the store: stale from the next term on, and the new leader learns from it that a
+    // directed handover made it leader (spread then leaves the election with it for a while).
+    logger.log(messages.handoverDone(election, request.id, request.to));
+  }
+
+  /** Best effort: a request left behind is stale from the next term on anyway. */
+  private async clearRequest(request: HandoverRequest): Promise<void> {
+    const { store, election } = this.d;
+    if (!supportsHandover(store) || this.stopController.signal.aborted) return;
+    try {
+      await this.calls.call(this.callTimeoutMs, (signal) => store.clearHandover(election, request.id, { signal }));
+    } catch (raw) {
+      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
+    }
   }
 
   /** Steps down if leading past the deadline; true when it did (or had already). */
@@ -189,16 +364,31 @@ export class ElectionLoop {
     const { clock, timings } = this.d;
     const jitter = (ms: number): number => ms * (1 + (Math.random() * 2 - 1) * JITTER);
     const hint = this.expiryHint;
-    if (!this.watchHandle || !hint) return jitter(timings.retryIntervalMs);
+    if (!this.watchHandle || !hint || this.spreadWouldAsk()) return jitter(timings.retryIntervalMs);
     const untilExpiry = Math.max(0, hint.inMs - (clock.now() - hint.at));
     const afterExpiry = Math.min(timings.retryIntervalMs, timings.leaseDurationMs) * JITTER * (1 + Math.random());
     return Math.min(untilExpiry + afterExpiry, jitter(Math.max(timings.retryIntervalMs, timings.leaseDurationMs)));
+  }
+
+  /**
+   * Spread may ask this holder for its lease (it leads at least 2 more than we do, unpinned): keep
+   * its lease meta fresh by polling every retry interval rather than on the expiry hint.
+   */
+  private spreadWouldAsk(): boolean {
+    const theirs = this.observedMeta?.leaderships;
+    return (
+      this.leaderships !== undefined &&
+      theirs !== undefined &&
+      theirs >= this.leaderships + 2 &&
+      this.observedMeta?.pinned !== true
+    );
   }
 
   private async acquireOnce(): Promise<void> {
     const { clock, store, timings } = this.d;
     const sent = sentNow(clock);
     const resignations = this.resignations;
+    const meta = this.meta();
     try {
       const result = await this.calls.call(
         this.callTimeoutMs,
@@ -208,6 +398,7 @@ export class ElectionLoop {
             identity: this.d.identity,
             leaseDurationMs: timings.leaseDurationMs,
             signal,
+            meta,
           }),
         // An acquire we stopped waiting for may still have won: hand that lease back.
         (late) => (late.acquired ? this.calls.release(late.lease) : undefined),
@@ -216,9 +407,11 @@ export class ElectionLoop {
       if (!result.acquired) {
         const inMs = result.expiresInMs;
         if (typeof inMs === 'number' && Number.isFinite(inMs)) this.expiryHint = { inMs, at: clock.now() };
+        this.observedMeta = result.meta;
         this.setObservedLeader(result.holder);
         return;
       }
+      this.storedMeta = JSON.stringify(meta);
       const term = new Term(result.lease, sent, clock, timings.renewDeadlineMs);
       // Won, but too late to act on it, or we stopped or resigned meanwhile: hand it straight back.
       if (this.stopController.signal.aborted || resignations !== this.resignations || term.isOver()) {
@@ -236,16 +429,25 @@ export class ElectionLoop {
     if (!term || this.checkDeadline()) return;
     const sent = sentNow(this.d.clock);
     this.lastRenewSentAt = sent.mono;
+    const meta = this.meta();
+    const metaJson = JSON.stringify(meta);
+    const changed = metaJson !== this.storedMeta;
     try {
       // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
       await this.calls.call(term.remainingMs(), (signal) =>
-        this.d.store.renew(term.lease, { leaseDurationMs: this.d.timings.leaseDurationMs, signal }),
+        this.d.store.renew(term.lease, {
+          leaseDurationMs: this.d.timings.leaseDurationMs,
+          signal,
+          ...(changed ? { meta } : {}),
+        }),
       );
       this.d.failures.noteSuccess();
+      if (changed) this.storedMeta = metaJson;
       if (this.term !== term || this.checkDeadline()) return;
       term.extend(sent);
       this.lastRenewAt = this.d.clock.wallNow();
       this.d.events.next({ type: 'renewed', term: term.lease.term, validUntil: term.validUntil() });
+      await this.checkHandover(term);
     } catch (raw) {
       const error = toLeaseStoreError(raw);
       if (error.kind === 'lost') {
@@ -272,6 +474,7 @@ export class ElectionLoop {
     term.start(() => this.checkDeadline());
     this.d.logger.log(messages.elected(election, identity, lease.term));
     this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
+    this.observedMeta = this.meta();
     this.setObservedLeader(identity);
   }
 
@@ -284,7 +487,11 @@ export class ElectionLoop {
     term.end(reason);
     this.d.logger.log(messages.revoked(this.d.election, this.d.identity, lease.term, reason));
     this.d.events.next({ type: 'revoked', term: lease.term, reason });
-    if (this.observedLeader === this.d.identity) this.setObservedLeader(undefined);
+    if (this.observedLeader === this.d.identity) {
+      this.observedMeta = undefined;
+      this.setObservedLeader(undefined);
+    }
+    this.pinnedUntil = 0;
     // A stale lease in the store would only delay the next leader: hand it back, best effort.
     if (release) void this.calls.release(lease);
     this.scheduleNext();
@@ -325,4 +532,18 @@ export class ElectionLoop {
     if (this.tickTimer !== undefined) this.d.clock.clearTimeout(this.tickTimer);
     this.tickTimer = undefined;
   }
+}
+
+function checkRequestOption(option: string, value: unknown, ok: boolean): void {
+  if (!ok) throw new TypeError(messages.handoverBadOption(option, REQUEST_OPTION_RULES[option] ?? 'valid', value));
+}
+
+const REQUEST_OPTION_RULES: Record<string, string> = {
+  to: 'a non-empty identity of at most 256 characters',
+  reason: 'a non-empty string of at most 200 characters',
+  requestedBy: 'a string of at most 300 characters',
+};
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

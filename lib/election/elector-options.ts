@@ -27,6 +27,9 @@ export const DEFAULT_TIMINGS: Readonly<ElectorTimings> = {
  * leases (a full GC of a large heap or a busy loop rarely stalls longer). See README "Timing rules".
  */
 export const MIN_MARGIN_MS = 100;
+
+/** How long spread leaves an election with the replica a directed handover made its leader. */
+export const DEFAULT_HANDOVER_HOLD_MS = 300_000;
 export const MIN_MARGIN_FRACTION = 1 / 5;
 
 const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
@@ -40,9 +43,11 @@ export function resolveElectorOptions(
     store?: LeaseStore;
     election?: string;
     identity?: string;
+    advertise?: string;
+    handoverHoldMs?: number;
   } & Partial<ElectorTimings>,
-): { election: string; identity?: string; timings: ElectorTimings } {
-  const { store, election, identity } = options;
+): { election: string; identity?: string; timings: ElectorTimings; handoverHoldMs: number } {
+  const { store, election, identity, advertise, handoverHoldMs = DEFAULT_HANDOVER_HOLD_MS } = options;
   if (!store || typeof store.acquire !== 'function') {
     throw new TypeError(messages.optionRequired('store', 'a LeaseStore such as AzureBlobLeaseStore'));
   }
@@ -51,6 +56,12 @@ export function resolveElectorOptions(
   }
   if (identity !== undefined && (typeof identity !== 'string' || identity.trim() === '' || identity.length > 256)) {
     throw new TypeError(messages.invalidIdentity(identity));
+  }
+  if (advertise !== undefined && (typeof advertise !== 'string' || advertise === '' || advertise.length > 1024)) {
+    throw new TypeError(messages.invalidAdvertise(advertise));
+  }
+  if (!Number.isInteger(handoverHoldMs) || handoverHoldMs < 0 || handoverHoldMs > 86_400_000) {
+    throw new RangeError(messages.optionRange('handoverHoldMs', handoverHoldMs, 'whole milliseconds from 0 to 86400000'));
   }
   const timings = { ...DEFAULT_TIMINGS };
   for (const key of Object.keys(DEFAULT_TIMINGS) as (keyof ElectorTimings)[]) {
@@ -103,5 +114,5 @@ export function resolveElectorOptions(
       ),
     );
   }
-  return { election, identity, timings };
+  return { election, identity, timings, handoverHoldMs };
 }

@@ -40,7 +40,8 @@ import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import type { LeaderStateEntry, LeaseStore } from '../stores/lease-store.js';
+import { supportsHandover } from '../stores/handover-support.js';
+import type { HandoverRequest, LeaderStateEntry, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import { supportsState } from '../stores/state-support.js';
 import { ElectionLoop } from './election-loop.js';
 import {
@@ -49,6 +50,7 @@ import {
   type ElectorOptions,
   type ElectorState,
   type ElectorStatus,
+  type HandoverRequestOptions,
   type LeadershipEvent,
   type StopOptions,
 } from './elector.types.js';
@@ -61,6 +63,8 @@ export type {
   ElectorOptions,
   ElectorState,
   ElectorStatus,
+  HandoverHooks,
+  HandoverRequestOptions,
   LeadershipEvent,
   StopOptions,
 } from './elector.types.js';
@@ -76,6 +80,8 @@ export class Elector {
   readonly store: LeaseStore;
   readonly timings: Readonly<ElectorTimings>;
   readonly events$: Observable<LeadershipEvent>;
+  /** Where to reach this replica, stored with our lease while we lead (the `advertise` option). */
+  readonly advertise?: string;
 
   private readonly clock: Clock;
   private readonly failures: FailureLog;
@@ -88,6 +94,7 @@ export class Elector {
     this.election = resolved.election;
     this.identity = resolved.identity ?? defaultIdentity();
     this.timings = resolved.timings;
+    this.advertise = options.advertise;
     this.clock = options.clock ?? systemClock;
     const logger = options.logger ?? defaultLogger;
     const events = new Subject<LeadershipEvent>();
@@ -102,6 +109,9 @@ export class Elector {
       logger,
       events,
       failures: this.failures,
+      advertise: options.advertise,
+      handover: options.handover,
+      handoverHoldMs: resolved.handoverHoldMs,
     });
   }
 
@@ -130,6 +140,32 @@ export class Elector {
     const term = this.loop.term;
     if (this.isLeader() && term) return term.signal;
     return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
+  }
+
+  /** The leader's lease meta (its `advertise` value, spread counters) as last observed; ours while we lead. */
+  get leaderMeta(): LeaseMeta | undefined {
+    return this.leaderId === undefined ? undefined : this.loop.observedMeta;
+  }
+
+  /** The store implements handover requests. */
+  get supportsHandover(): boolean {
+    return supportsHandover(this.store);
+  }
+
+  /**
+   * Asks the current leader of this election — on whichever replica it runs — to hand over: it
+   * drains, releases, and `to` (or, without it, any other replica) leads next. Resolves once the
+   * request is recorded in the store, with the request; undefined when `to` already leads. Rejects
+   * when nobody leads, or when the store lacks the capability. The leader honours it at its next
+   * renewal (within `renewIntervalMs`), unless its term ended first.
+   */
+  requestHandover(options: HandoverRequestOptions = {}): Promise<HandoverRequest | undefined> {
+    return this.loop.requestHandover(options);
+  }
+
+  /** @internal Spread: the number of elections this replica leads, published with our lease. */
+  setLeaderships(count: number | undefined): void {
+    this.loop.setLeaderships(count);
   }
 
   /** The store implements leader state (readState and writeState). */
@@ -187,6 +223,7 @@ export class Elector {
       lastRenewAt: lastRenewAt === undefined ? null : new Date(lastRenewAt).toISOString(),
       consecutiveFailures: this.failures.consecutiveFailures,
       lastError: this.failures.currentError,
+      leaderAdvertise: this.leaderMeta?.advertise ?? null,
     };
   }
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../shared/clock.js';
-import type { LeaseStore } from '../stores/lease-store.js';
+import type { HandoverRequest, LeaseStore } from '../stores/lease-store.js';
 import type { ElectorTimings } from './elector-options.js';
 
 export interface ElectorLogger {
@@ -17,6 +17,41 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
   identity?: string;
   clock?: Clock;
   logger?: ElectorLogger;
+  /**
+   * Where to reach this replica (for example its internal URL), stored with the lease while it
+   * leads, so followers, `status()` and the CLI can point clients at the leader. 1-1024 characters.
+   */
+  advertise?: string;
+  /** How a leader honours a handover request of its election (drain first); see {@link HandoverHooks}. */
+  handover?: HandoverHooks;
+  /**
+   * After this replica became leader through a directed handover (`to` = us, not a spread request),
+   * spread requests for this election are declined for this long. Default 300000 (5 minutes).
+   */
+  handoverHoldMs?: number;
+}
+
+/**
+ * What a leader awaits while honouring a handover request (a request for its own term, to another
+ * replica): `beforeStepDown` while it still leads (stop starting work, let running work finish; the
+ * lease is renewed meanwhile), then the term ends (signal aborts), then `beforeRelease` (a short
+ * grace), then the release reserving the lease for `request.to`. Errors are logged, never block.
+ */
+export interface HandoverHooks {
+  beforeStepDown?(request: HandoverRequest): Promise<unknown> | unknown;
+  beforeRelease?(request: HandoverRequest): Promise<unknown> | unknown;
+}
+
+/** What {@link Elector.requestHandover} records. */
+export interface HandoverRequestOptions {
+  /** The identity that should lead next; absent: any other replica (the leader sits out a round). */
+  to?: string;
+  /** Why (logged by the leader that honours it). Default `operator`. At most 200 characters. */
+  reason?: string;
+  /** Who asks. Default: this replica's identity. */
+  requestedBy?: string;
+  /** Spread: how many elections the requester leads (the leader declines unless it leads 2 more). */
+  requesterLeaderships?: number;
 }
 
 export type ElectorState = 'idle' | 'follower' | 'leader' | 'stopped';
@@ -49,6 +84,8 @@ export interface ElectorStatus {
   lastRenewAt: string | null;
   consecutiveFailures: number;
   lastError: { kind: string; message: string } | null;
+  /** The leader's `advertise` value (ours while we lead), as stored with its lease; null when unknown. */
+  leaderAdvertise: string | null;
 }
 
 export interface ElectorHealth {

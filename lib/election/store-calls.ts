@@ -51,15 +51,21 @@ export class StoreCalls {
   }
 
   /**
-   * Hand `lease` back, best effort: a failure is logged, never thrown. After {@link drain} nothing
+   * Hand `lease` back, best effort: a failure is logged, never thrown. With `reservation`, the store
+   * keeps the freed lease for the named identity for a while (a directed handover). After {@link drain} nothing
    * starts any more; the lease then expires by itself.
    */
-  release(lease: Lease): Promise<void> {
+  release(lease: Lease, reservation?: { handoverTo: string; reserveMs: number }): Promise<void> {
     if (this.closed) {
       this.logger.warn(messages.releaseAfterStop(this.election, lease.term));
       return Promise.resolve();
     }
-    const release = this.call(this.callTimeoutMs, (signal) => this.store.release(lease, { signal }), undefined, false);
+    const release = this.call(
+      this.callTimeoutMs,
+      (signal) => this.store.release(lease, reservation ? { signal, ...reservation } : { signal }),
+      undefined,
+      false,
+    );
     return track(
       this.releases,
       release.catch((raw) => this.logger.warn(messages.releaseFailed(this.election, toLeaseStoreError(raw).message))),

@@ -23,6 +23,10 @@ export type LeaderElector = Pick<
   | 'readState'
   | 'writeState'
   | 'supportsState'
+  | 'supportsHandover'
+  | 'requestHandover'
+  | 'setLeaderships'
+  | 'leaderMeta'
 >;
 
 /** Builds the service's elector from the module options (with the service's logger). */

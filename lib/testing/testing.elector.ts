@@ -3,7 +3,8 @@ import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopO
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
 import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
 import { messages } from '../leader-election.messages.js';
-import { type LeaderStateEntry, LeaseLostError } from '../stores/lease-store.js';
+import type { HandoverRequestOptions } from '../election/elector.types.js';
+import { type HandoverRequest, type LeaderStateEntry, type LeaseMeta, LeaseLostError } from '../stores/lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/state-support.js';
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -40,6 +41,8 @@ export class TestingElector implements LeaderElector {
   private stopping?: Promise<void>;
   private readonly leaderState = new Map<string, string>();
   readonly supportsState = true;
+  readonly supportsHandover = true;
+  readonly leaderMeta: LeaseMeta | undefined = undefined;
 
   constructor(
     readonly election: string,
@@ -97,6 +100,30 @@ export class TestingElector implements LeaderElector {
     this.stepDown(messages.reasonResigned);
   }
 
+  /**
+   * A handover as the real leader would make it, at once: when this instance leads, its term ends
+   * and `to` (or nobody known) leads next; when another leads, it moves to `to` (the test stands in
+   * for the other replicas). With nobody leading, it rejects as the real one does.
+   */
+  async requestHandover(options: HandoverRequestOptions = {}): Promise<HandoverRequest | undefined> {
+    const leader = this.leaderId;
+    if (leader === undefined) throw new Error(messages.handoverNoLeader(this.election));
+    if (options.to === leader) return undefined;
+    const request: HandoverRequest = {
+      election: this.election,
+      id: `testing-${this.lastTerm}`,
+      term: this.lastTerm,
+      requestedBy: options.requestedBy ?? this.identity,
+      reason: options.reason ?? 'operator',
+      requestedAt: Date.now(),
+      ...(options.to === undefined ? {} : { to: options.to }),
+    };
+    this.setLeader(options.to);
+    return request;
+  }
+
+  setLeaderships(): void {}
+
   stop(options: StopOptions = {}): Promise<void> {
     this.stopping ??= this.doStop(options);
     return this.stopping;
@@ -114,6 +141,7 @@ export class TestingElector implements LeaderElector {
       lastRenewAt: this.lastRenewAt === undefined ? null : new Date(this.lastRenewAt).toISOString(),
       consecutiveFailures: 0,
       lastError: null,
+      leaderAdvertise: null,
     };
   }
 
