@@ -8,6 +8,7 @@ import {
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { filter, type Subscription } from 'rxjs';
 import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from './cron-schedule.js';
+import type { ElectionHandle } from './election.handle.js';
 import type { LeadershipEvent } from './election/elector.js';
 import { isPromiseLike } from './in-flight.tracker.js';
 import {
@@ -27,7 +28,7 @@ import {
   type LeaderOnlyTick,
 } from './leader-only.decorator.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
-import type { LeadershipHookKind } from './leadership-hooks.decorator.js';
+import type { LeadershipHookDeclaration, LeadershipHookKind } from './leadership-hooks.decorator.js';
 import { type TickJob, TickLedger, tickJobName } from './tick.ledger.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
@@ -38,12 +39,14 @@ const HOOK_NAMES: Record<LeadershipHookKind, string> = {
 
 /** A `missed: 'catch-up'` job: what a new leader runs for the most recent missed tick. */
 interface CatchUpJob {
+  handle: ElectionHandle;
   job: TickJob;
   run: () => unknown;
 }
 
 interface Hook {
   kind: LeadershipHookKind;
+  handle: ElectionHandle;
   label: string;
   instance: Record<string, unknown>;
   method: string;
@@ -62,12 +65,14 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   /** Instances already explored or adopted: each is scanned once. */
   private readonly known = new WeakSet<object>();
   private bootstrapped = false;
-  private subscription?: Subscription;
-  private readonly ticks: TickLedger;
+  /** Per election: the subscription that dispatches its hooks. */
+  private readonly subscriptions = new Map<ElectionHandle, Subscription>();
+  /** Per election: its once-per-tick records (leader state of that election). */
+  private readonly ledgers = new Map<ElectionHandle, TickLedger>();
   /** Once-per-tick jobs by label, resolved at their first run. */
   private readonly tickJobs = new Map<string, TickJob>();
   private readonly catchUps: CatchUpJob[] = [];
-  private electedSubscription?: Subscription;
+  private readonly electedSubscriptions: Subscription[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -75,18 +80,17 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     private readonly election: LeaderElectionService,
     guard: LeaderOnlyGuard,
   ) {
-    // The service decides and counts; a route reached without the guard's consent throws its 503.
-    this.ticks = new TickLedger(election, {
-      log: (message) => this.logger.log(message),
-      warn: (message) => this.logger.warn(message),
-      debug: (message) => this.logger.debug(message),
-    });
+    // The election's handle decides and counts; a route reached without the guard's consent throws its 503.
     this.binding = {
       invoke: (site, method, self, args) => {
-        if (!election.isLeader()) return this.skip(site, guard);
+        const handle = election.election(site.election);
+        if (!handle.isLeader()) return this.skip(handle, site, guard);
         const call = () => Reflect.apply(method, self, args);
         const { tick } = site;
-        return election.runLeading(site.label, tick ? async () => this.ticks.runTick(this.tickJob(tick), call) : call);
+        return handle.runLeading(
+          site.label,
+          tick ? async () => this.ledger(handle).runTick(this.tickJob(tick), call) : call,
+        );
       },
     };
   }
@@ -95,13 +99,27 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
    * A call made while not leading: counted, refused with a 503 on a route, otherwise logged (the
    * line is formatted only when debug logging is on: a follower skips every tick) and skipped.
    */
-  private skip(site: LeaderOnlySite, guard: LeaderOnlyGuard): unknown {
-    this.election.countSkipped(site.label);
-    if (site.isRoute()) throw guard.notLeaderException();
+  private skip(handle: ElectionHandle, site: LeaderOnlySite, guard: LeaderOnlyGuard): unknown {
+    handle.countSkipped(site.label);
+    if (site.isRoute()) throw guard.notLeaderException(handle);
     if (debugLogging()) {
-      this.logger.debug(messages.jobSkipped(site.label, this.election.election, this.election.isSteppingDown));
+      this.logger.debug(messages.jobSkipped(site.label, handle.election, handle.isSteppingDown));
     }
     return site.isAsync || site.tick ? Promise.resolve(undefined) : undefined;
+  }
+
+  /** The once-per-tick records of `handle`'s election, made at first use. */
+  private ledger(handle: ElectionHandle): TickLedger {
+    let ledger = this.ledgers.get(handle);
+    if (!ledger) {
+      ledger = new TickLedger(handle, {
+        log: (message) => this.logger.log(message),
+        warn: (message) => this.logger.warn(message),
+        debug: (message) => this.logger.debug(message),
+      });
+      this.ledgers.set(handle, ledger);
+    }
+    return ledger;
   }
 
   onModuleInit(): void {
@@ -111,18 +129,18 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   onApplicationBootstrap(): void {
     this.bootstrapped = true;
     if (this.hooks.length > 0) this.listen(this.hooks);
-    if (this.catchUps.length > 0) {
-      this.electedSubscription = this.election.events$
-        .pipe(filter((event) => event.type === 'elected'))
-        .subscribe(() => this.catchUp());
+    for (const handle of new Set(this.catchUps.map((catchUp) => catchUp.handle))) {
+      this.electedSubscriptions.push(
+        handle.events$.pipe(filter((event) => event.type === 'elected')).subscribe(() => this.catchUp(handle)),
+      );
       // Elected during module init, before this subscription: that election counts too.
-      if (this.election.isLeader()) this.catchUp();
+      if (handle.isLeader()) this.catchUp(handle);
     }
   }
 
   onApplicationShutdown(): void {
-    this.subscription?.unsubscribe();
-    this.electedSubscription?.unsubscribe();
+    for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
+    for (const subscription of this.electedSubscriptions) subscription.unsubscribe();
   }
 
   /**
@@ -165,17 +183,16 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const fn: unknown = (instance as Record<string, unknown>)[method];
       if (typeof fn !== 'function') continue;
       const leaderOnly = Reflect.getMetadata(LEADER_ONLY_METADATA, fn) === true;
-      const kinds: LeadershipHookKind[] = Reflect.getMetadata(LEADERSHIP_HOOKS_METADATA, fn) ?? [];
-      if (!leaderOnly && kinds.length === 0) continue;
+      const hooks: LeadershipHookDeclaration[] = Reflect.getMetadata(LEADERSHIP_HOOKS_METADATA, fn) ?? [];
+      if (!leaderOnly && hooks.length === 0) continue;
       const label = `${owner}.${method}`;
       found.labels.push(label);
       found.hasLeaderOnly ||= leaderOnly;
-      if (leaderOnly) {
-        this.election.declareLeaderOnly(label);
-        this.checkDeclaration(fn, instance);
+      if (leaderOnly) this.checkDeclaration(fn, instance);
+      for (const { kind, election } of hooks) {
+        const handle = this.handleFor(`@${HOOK_NAMES[kind]}() on ${label}`, election);
+        found.hooks.push({ kind, handle, label, instance: instance as Record<string, unknown>, method });
       }
-      for (const kind of kinds)
-        found.hooks.push({ kind, label, instance: instance as Record<string, unknown>, method });
     }
     return found;
   }
@@ -188,18 +205,28 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const declared: LeaderOnlyDeclaration | undefined = Reflect.getMetadata(LEADER_ONLY_OPTIONS_METADATA, fn);
     if (!declared) return;
     const { label, options, original } = declared;
-    const configured = this.election.election;
-    if (options.election !== undefined && options.election !== configured) {
-      throw new Error(messages.leaderOnlyUnknownElection(label, options.election, configured));
-    }
+    const handle = this.handleFor(`@LeaderOnly() on ${label}`, options.election);
+    handle.declareLeaderOnly(label);
     if (options.once !== 'per-tick') return;
     const cron: CronMetadata | undefined = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, fn);
     if (!cron) throw new Error(messages.perTickWithoutCron(label));
-    const store = this.election.leaderStateStore();
+    const store = handle.leaderStateStore();
     if (store !== true) throw new Error(messages.perTickNeedsState(label, store));
     if (options.missed === 'catch-up') {
-      this.catchUps.push({ job: { job: tickJobName(cron, label), label, cron }, run: () => original.call(instance) });
+      this.catchUps.push({
+        handle,
+        job: { job: tickJobName(cron, label), label, cron },
+        run: () => original.call(instance),
+      });
     }
+  }
+
+  /** The handle of `election` (default: the default election); an unknown name fails startup naming `where`. */
+  private handleFor(where: string, election: string | undefined): ElectionHandle {
+    if (election !== undefined && !this.election.elections.includes(election)) {
+      throw new Error(messages.unknownElection(where, election, this.election.elections));
+    }
+    return this.election.election(election);
   }
 
   /** The job of a once-per-tick call, from the method's @Cron metadata (read at its first run). */
@@ -214,10 +241,11 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     return job;
   }
 
-  /** A new term: each catch-up job runs its most recent missed tick, tracked like any leader-only call. */
-  private catchUp(): void {
-    for (const { job, run } of this.catchUps) {
-      const started = this.election.runHandler(job.label, () => this.ticks.catchUp(job, run));
+  /** A new term: each catch-up job of the election runs its most recent missed tick, tracked like any leader-only call. */
+  private catchUp(elected: ElectionHandle): void {
+    for (const { handle, job, run } of this.catchUps) {
+      if (handle !== elected) continue;
+      const started = handle.runHandler(job.label, () => this.ledger(handle).catchUp(job, run));
       Promise.resolve(started).catch((error: unknown) =>
         this.logger.error(messages.tickCatchUpFailed(job.job, error instanceof Error ? error.message : String(error))),
       );
@@ -239,20 +267,27 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
    * the subscription: nothing lost or doubled.
    */
   private listen(hooks: readonly Hook[]): void {
-    this.subscription ??= this.election.events$.subscribe((event) => this.dispatch(event));
-    const leaderId = this.election.leaderId;
-    if (leaderId !== undefined) this.dispatch({ type: 'leader-changed', leaderId }, hooks);
-    if (this.election.isLeader()) this.dispatch({ type: 'elected', term: this.election.term }, hooks);
+    for (const handle of new Set(hooks.map((hook) => hook.handle))) {
+      if (!this.subscriptions.has(handle)) {
+        this.subscriptions.set(
+          handle,
+          handle.events$.subscribe((event) => this.dispatch(handle, event)),
+        );
+      }
+      const leaderId = handle.leaderId;
+      if (leaderId !== undefined) this.dispatch(handle, { type: 'leader-changed', leaderId }, hooks);
+      if (handle.isLeader()) this.dispatch(handle, { type: 'elected', term: handle.term }, hooks);
+    }
   }
 
-  private dispatch(event: LeadershipEvent, hooks: readonly Hook[] = this.hooks): void {
+  private dispatch(handle: ElectionHandle, event: LeadershipEvent, hooks: readonly Hook[] = this.hooks): void {
     for (const hook of hooks) {
-      if (hook.kind !== event.type) continue;
+      if (hook.kind !== event.type || hook.handle !== handle) continue;
       let argument: unknown;
       if (event.type === 'elected') {
-        const term = event.term ?? this.election.term;
+        const term = event.term ?? handle.term;
         if (term === undefined) continue;
-        argument = { term, signal: this.election.signal };
+        argument = { term, signal: handle.signal };
       } else if (event.type === 'revoked') {
         argument = { term: event.term, reason: event.reason };
       } else {
@@ -267,7 +302,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const fail = (error: unknown) =>
       this.logger.error(messages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
     try {
-      this.election.trackHook(
+      hook.handle.trackHook(
         () => {
           const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
           return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;

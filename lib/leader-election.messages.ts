@@ -211,6 +211,18 @@ export const messages = {
     `${target} is one instance shared by several applications; it stays bound to the first one's leader election`,
   hookFailed: (target: string, hook: string, error: unknown) =>
     `@${hook}() handler ${target} failed: ${error instanceof Error ? error.message : String(error)}`,
+  handoverDrainWaiting: (election: string, id: string) =>
+    `leader election "${election}": waiting for running leader-only work before honouring handover request ${id}`,
+  spreadRequestFailed: (election: string, message: string) =>
+    `spread: could not ask for election "${election}" (${message}); trying again later`,
+  hookBadElection: (kind: string, value: unknown) =>
+    `the ${kind} hook decorator takes an election name, a non-empty string (got ${String(value)})`,
+  unknownElection: (where: string, election: string, configured: readonly string[]) =>
+    `${where}: this application has no election "${election}"; it has ${configured.map((name) => `"${name}"`).join(', ')}`,
+  electionExists: (election: string) => `addElection("${election}"): this application already runs an election of that name`,
+  electionsOption: (detail: string) => `LeaderElectionModule options: ${detail}`,
+  removeDefaultElection: (election: string) =>
+    `removeElection("${election}"): the default election (the first configured) cannot be removed`,
   drainWaiting: (election: string, running: number, timeoutMs: number) =>
     `leader election "${election}": stepping down; waiting up to ${timeoutMs} ms for ${running} running @LeaderOnly call(s)`,
   drainTimedOut: (election: string, running: number, timeoutMs: number, graceMs: number) =>
@@ -297,8 +309,6 @@ export const messages = {
   stateNotLeader: (election: string) =>
     `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,
   leaderOnlyOptions: (target: string, detail: string) => `@LeaderOnly() on ${target}: ${detail}`,
-  leaderOnlyUnknownElection: (target: string, election: string, configured: string) =>
-    `@LeaderOnly({ election: "${election}" }) on ${target}: this application has one election, "${configured}"; use that name or leave election out`,
   perTickWithoutCron: (target: string) =>
     `@LeaderOnly({ once: 'per-tick' }) on ${target}: the method has no @Cron() schedule (from @nestjs/schedule); once per tick works on cron jobs only`,
   perTickNeedsState: (target: string, store: string) =>

@@ -39,8 +39,13 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   if (typeof resignWhenStuck !== 'boolean')
     throw new TypeError(messages.optionNotBoolean('resignWhenStuck', resignWhenStuck));
   if (resignWhenStuck && stuckAfterMs === undefined) throw new TypeError(messages.resignWhenStuckNeedsStuckAfter);
+  const electionNames = resolveElectionNames(options);
+  const { spread = electionNames.length > 1 } = options;
+  if (typeof spread !== 'boolean') throw new TypeError(messages.optionNotBoolean('spread', spread));
   return {
     ...options,
+    electionNames,
+    spread,
     shutdownTimeoutMs,
     closeStoreOnShutdown,
     resignWhenStuck,
@@ -63,3 +68,23 @@ export function resolveGuardOptions(guard: LeaderOnlyGuardOptions = {}): Require
   if (typeof retryAfter !== 'boolean') throw new TypeError(messages.optionNotBoolean('guard.retryAfter', retryAfter));
   return { exposeLeaderId, retryAfter };
 }
+
+/** `election` or `elections`, exactly one: the names, the default first. Each name is checked by its elector. */
+function resolveElectionNames(options: LeaderElectionModuleOptions): string[] {
+  const { election, elections } = options;
+  if ((election === undefined) === (elections === undefined)) {
+    throw new TypeError(messages.electionsOption(ELECTIONS_EXACTLY_ONE));
+  }
+  if (election !== undefined) return [election];
+  if (!Array.isArray(elections) || elections.length === 0) {
+    throw new TypeError(messages.electionsOption('elections must be a non-empty array of election names'));
+  }
+  const duplicate = elections.find((name, i) => elections.indexOf(name) !== i);
+  if (duplicate !== undefined) {
+    throw new TypeError(messages.electionsOption(`elections lists "${String(duplicate)}" twice`));
+  }
+  return [...elections];
+}
+
+const ELECTIONS_EXACTLY_ONE =
+  "give exactly one of election (one election: election: 'billing') or elections (several: elections: ['billing', 'reports'])";

@@ -7,152 +7,158 @@ import {
   type OnModuleInit,
   Optional,
 } from '@nestjs/common';
-import {
-  defer,
-  distinctUntilChanged,
-  filter,
-  map,
-  merge,
-  type Observable,
-  Subject,
-  type Subscription,
-  startWith,
-} from 'rxjs';
-import { Elector, type ElectorHealth, type ElectorStatus, type LeadershipEvent } from './election/elector.js';
+import type { Observable } from 'rxjs';
+import { ElectionHandle, errorMessage, type LeaderElectionStatus, type LeadershipTerm } from './election.handle.js';
+import { Elector, type ElectorHealth, type LeadershipEvent } from './election/elector.js';
 import type { ElectorTimings } from './election/elector-options.js';
-import { InFlightTracker } from './in-flight.tracker.js';
 import type {
   LeaderElectionModuleOptions,
   ResolvedLeaderElectionOptions,
 } from './interfaces/leader-election-options.interface.js';
-import type { ElectorFactory, LeaderElector } from './interfaces/leader-elector.interface.js';
-import { ABORT_GRACE_MS, LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from './leader-election.constants.js';
+import type { ElectorFactory } from './interfaces/leader-elector.interface.js';
+import { LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
-import { ElectionMetrics } from './metrics/election.metrics.js';
-import { instrumentLeaseStore, type StoreCallSink } from './metrics/instrumented.store.js';
-import { resolveMeter } from './metrics/otel-api.js';
-import { onSettled } from './metrics/settled.js';
+import { instrumentLeaseStore } from './metrics/instrumented.store.js';
+import { type Meter, resolveMeter } from './metrics/otel-api.js';
+import { SpreadBalancer } from './spread.balancer.js';
 import type { LeaderStateEntry } from './stores/lease-store.js';
-import { type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
-/** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */
-export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
+export type { LeaderElectionState, LeaderElectionStatus, LeadershipTerm } from './election.handle.js';
+export { ElectionHandle } from './election.handle.js';
 
-/** A plain, JSON-able snapshot for status endpoints, logs and health checks. */
-export interface LeaderElectionStatus extends Omit<ElectorStatus, 'state'> {
-  state: LeaderElectionState;
-}
-
-/** One term of leadership: its fencing token and the signal that aborts when it ends. */
-export interface LeadershipTerm {
-  term: number;
-  signal: AbortSignal;
+/** What {@link LeaderElectionService.requestHandover} asks. */
+export interface HandoverRequestInput {
+  /** The election to hand over (default: the default election). */
+  election?: string;
+  /** The identity that should lead next; without it, any other replica (force re-election). */
+  to?: string;
+  /** Logged by the leader that honours it. Default `operator`. */
+  reason?: string;
 }
 
 /**
- * The application's view of its election: inject it anywhere (the module is global by default).
- * Owns one {@link Elector}: starts it during module init, drains and releases on shutdown.
+ * The application's view of its elections: inject it anywhere (the module is global by default).
+ * Its own members act on the default election (the first configured); `election(name)` returns
+ * the handle of any other. Starts every election during module init, drains and releases each on
+ * shutdown.
  */
 @Injectable()
 export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown {
-  /** Emits the current value on subscription, then every change; completes when the app shuts down. */
-  readonly isLeader$: Observable<boolean>;
-
-  /** @internal Running `@LeaderOnly` calls: shutdown waits for them before releasing. */
-  private readonly inFlight = new InFlightTracker();
-  /** @internal Running leadership-hook handlers (queue pumps): they get a grace after the abort. */
-  private readonly hookCalls = new InFlightTracker();
-  /** @internal */
   private readonly options: ResolvedLeaderElectionOptions;
-  /** @internal */
-  private readonly elector: LeaderElector;
+  private readonly handles = new Map<string, ElectionHandle>();
+  private readonly defaultHandle: ElectionHandle;
   private readonly logger = new Logger(LOGGER_CONTEXT);
-  private readonly steppingDownChanges = new Subject<void>();
-  private steppingDown = false;
+  private readonly spread?: SpreadBalancer;
+  private meter?: Meter;
+  private started = false;
   private shuttingDown?: Promise<void>;
   private storeClosed = false;
-  /** Set once at init when an OpenTelemetry SDK records; undefined keeps every hot path a no-op. */
-  private metrics?: ElectionMetrics;
-  private readonly storeCalls: StoreCallSink = {};
-  /** `@LeaderOnly` handlers known so far: their counters start at 0 once metrics exist. */
-  private readonly leaderOnlyHandlers = new Set<string>();
-  private readonly stuckWork?: StuckWorkDetector;
 
   constructor(
     @InjectLeaderElectionOptions() options: LeaderElectionModuleOptions,
     // The testing kit's seam; production leaves it unset.
-    @Optional() @Inject(LEADER_ELECTION_ELECTOR_FACTORY) createElector: ElectorFactory = (o) => new Elector(o),
+    @Optional()
+    @Inject(LEADER_ELECTION_ELECTOR_FACTORY)
+    private readonly createElector: ElectorFactory = (o) => new Elector(o),
   ) {
-    // Both validations throw here, during DI, so `compile()`/`init()` rejects naming the option.
+    // Validation throws here, during DI, so `compile()`/`init()` rejects naming the option.
     this.options = resolveModuleOptions(options);
-    const { shutdownTimeoutMs, closeStoreOnShutdown, guard, stuckAfterMs, resignWhenStuck, ...electorOptions } =
-      this.options;
-    if (stuckAfterMs !== undefined) this.stuckWork = new StuckWorkDetector(stuckAfterMs, (work) => this.onStuck(work));
-    this.elector = createElector({
-      ...electorOptions,
-      // Timed for the metrics by a pass-through view of the store: the elector never knows.
-      store: instrumentLeaseStore(this.options.store, this.storeCalls),
-      logger: {
-        log: (message) => this.logger.log(message),
-        warn: (message) => this.logger.warn(message),
-        error: (message) => this.logger.error(message),
-        debug: (message) => this.logger.debug(message),
-      },
-    });
-    this.isLeader$ = defer(() =>
-      merge(
-        this.elector.events$.pipe(filter((event) => event.type === 'elected' || event.type === 'revoked')),
-        this.steppingDownChanges,
-      ).pipe(
-        map(() => this.isLeader()),
-        startWith(this.isLeader()),
-        distinctUntilChanged(),
-      ),
-    );
+    for (const name of this.options.electionNames) this.handles.set(name, this.newHandle(name));
+    this.defaultHandle = this.handles.get(this.options.electionNames[0] as string) as ElectionHandle;
+    if (this.options.spread) this.spread = new SpreadBalancer(this.handles, this.logger);
   }
 
-  /** The election (lease) name. */
-  get election(): string {
-    return this.elector.election;
+  /** The handle of election `name` (default: the default election). Throws for a name the app does not run. */
+  election(name?: string): ElectionHandle {
+    if (name === undefined) return this.defaultHandle;
+    const handle = this.handles.get(name);
+    if (!handle) throw new Error(messages.unknownElection('election()', name, [...this.handles.keys()]));
+    return handle;
+  }
+
+  /** The names of every election this app runs, the default first. */
+  get elections(): string[] {
+    return [...this.handles.keys()];
+  }
+
+  /**
+   * Adds an election at run time (per tenant, per shard): same timings and store as the others.
+   * Resolves after its first acquire attempt when the app is running. Use
+   * `election(name).runIfLeader(fn)` for work registered at run time.
+   */
+  async addElection(name: string): Promise<ElectionHandle> {
+    if (this.handles.has(name)) throw new Error(messages.electionExists(name));
+    const handle = this.newHandle(name);
+    this.handles.set(name, handle);
+    this.spread?.changed();
+    if (this.started && !this.shuttingDown) await handle.start(this.meter);
+    return handle;
+  }
+
+  /** Drains its work, releases its lease and forgets it. The default election cannot be removed. */
+  async removeElection(name: string): Promise<void> {
+    const handle = this.election(name);
+    if (handle === this.defaultHandle) throw new Error(messages.removeDefaultElection(name));
+    this.handles.delete(name);
+    this.spread?.changed();
+    await handle.stop();
+    handle.closeMetrics();
+  }
+
+  /**
+   * Asks the current leader of an election — on whichever replica it runs — to drain its leader-only
+   * work for that election, release, and let `to` (or, without it, any other replica) lead. Resolves
+   * once the request is recorded in the store; rejects when nobody leads it. Callable on any replica.
+   */
+  requestHandover(request: HandoverRequestInput = {}): Promise<void> {
+    const { election, ...options } = request;
+    return this.election(election).requestHandover(options);
+  }
+
+  // ---- The default election ------------------------------------------------------------------
+
+  /** Emits the current value on subscription, then every change; completes when the app shuts down. */
+  get isLeader$(): Observable<boolean> {
+    return this.defaultHandle.isLeader$;
   }
 
   get identity(): string {
-    return this.elector.identity;
+    return this.defaultHandle.identity;
   }
 
   /** The current leader as last observed (ours while we hold the lease); undefined when unknown. */
   get leaderId(): string | undefined {
-    return this.elector.leaderId;
+    return this.defaultHandle.leaderId;
   }
 
   /** Fencing token of our current term; undefined when not leading. */
   get term(): number | undefined {
-    return this.elector.term;
+    return this.defaultHandle.term;
   }
 
   /** Aborts the moment the current term ends; already aborted when not leading. */
   get signal(): AbortSignal {
-    return this.elector.signal;
+    return this.defaultHandle.signal;
   }
 
   get events$(): Observable<LeadershipEvent> {
-    return this.elector.events$;
+    return this.defaultHandle.events$;
   }
 
   get timings(): Readonly<ElectorTimings> {
-    return this.elector.timings;
+    return this.defaultHandle.timings;
   }
 
   /** True while this instance holds the lease (before its deadline) and is not stepping down. */
   isLeader(): boolean {
-    return !this.steppingDown && this.elector.isLeader();
+    return this.defaultHandle.isLeader();
   }
 
   /** True from the start of shutdown: no new leader-only work starts. */
   get isSteppingDown(): boolean {
-    return this.steppingDown;
+    return this.defaultHandle.isSteppingDown;
   }
 
   /**
@@ -160,32 +166,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * signal's reason when `signal` aborts, or when the app shuts down first.
    */
   waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm> {
-    return new Promise<LeadershipTerm>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      let settled = false;
-      let subscription: Subscription | undefined;
-      const settle = (outcome: () => void) => {
-        if (settled) return;
-        settled = true;
-        signal?.removeEventListener('abort', onAbort);
-        subscription?.unsubscribe();
-        outcome();
-      };
-      const onAbort = () => settle(() => reject(signal?.reason));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      subscription = this.isLeader$.subscribe({
-        next: (leader) => {
-          const term = this.term;
-          if (leader && term !== undefined) settle(() => resolve({ term, signal: this.signal }));
-        },
-        complete: () => settle(() => reject(new Error(messages.waitStopped(this.election)))),
-      });
-      // The first value arrives during subscribe(), before `subscription` was assigned.
-      if (settled) subscription.unsubscribe();
-    });
+    return this.defaultHandle.waitForLeadership(signal);
   }
 
   /**
@@ -196,57 +177,12 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   runLeaderOnly<T>(call: () => T): T | undefined;
   runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
   runLeaderOnly<T, F>(call: () => T, otherwise?: () => F): T | F | undefined {
-    return this.runHandler('runLeaderOnly', call, otherwise);
+    return this.defaultHandle.runHandler('runLeaderOnly', call, otherwise);
   }
 
-  /**
-   * @internal {@link runLeaderOnly} for a named handler (`Class.method`, what `@LeaderOnly` runs):
-   * counted, timed and watched for being stuck under that name. The skip path allocates nothing.
-   */
-  runHandler<T, F>(handler: string, call: () => T, otherwise?: () => F): T | F | undefined {
-    if (!this.isLeader()) {
-      this.countSkipped(handler);
-      return otherwise?.();
-    }
-    return this.runLeading(handler, call);
-  }
-
-  /** @internal Counts a skipped call of `handler` (a follower's, or one made while stepping down). */
-  countSkipped(handler: string): void {
-    const { metrics } = this;
-    if (metrics) metrics.handler(handler).skipped += 1;
-  }
-
-  /**
-   * @internal Runs `call` as leader-only work of `handler`: tracked until it settles, counted, timed
-   * and watched. Only right after `isLeader()` answered true, in the same synchronous turn.
-   */
-  runLeading<T>(handler: string, call: () => T): T {
-    const { stuckWork, metrics } = this;
-    const watched = stuckWork ? () => stuckWork.track(handler, call) : call;
-    if (!metrics) return this.inFlight.track(watched);
-    const counts = metrics.handler(handler);
-    counts.runs += 1;
-    const startedAt = performance.now();
-    return this.inFlight.track(() =>
-      onSettled(watched, () => counts.duration.record((performance.now() - startedAt) / 1000, counts.attributes)),
-    );
-  }
-
-  /** @internal The explorer names each `@LeaderOnly` handler at startup, so its counters show 0 before it runs. */
-  declareLeaderOnly(handler: string): void {
-    this.leaderOnlyHandlers.add(handler);
-    this.metrics?.handler(handler);
-  }
-
-  /**
-   * @internal Runs a leadership-hook handler (the explorer's), counted so that shutdown gives a
-   * still running one a short grace after the term's signal aborted, before the release. `stuckAs`
-   * names an `@OnElected` handler for stuck-work detection.
-   */
-  trackHook<T>(call: () => T, stuckAs?: string): T {
-    const { stuckWork } = this;
-    return this.hookCalls.track(stuckWork && stuckAs ? () => stuckWork.track(stuckAs, call) : call);
+  /** Runs `fn` with the term's `{ term, signal }` while leading the default election (see {@link ElectionHandle.runIfLeader}). */
+  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined {
+    return this.defaultHandle.runIfLeader(fn);
   }
 
   /**
@@ -254,7 +190,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * term that wrote it; undefined when never written. Any replica may read.
    */
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
-    return this.elector.readState<T>(key);
+    return this.defaultHandle.readState<T>(key);
   }
 
   /**
@@ -265,50 +201,45 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * draining work can save its checkpoint. Keys starting with `tick:` belong to `once: 'per-tick'`.
    */
   writeState<T = unknown>(value: T, key?: string): Promise<void> {
-    return this.elector.writeState<T>(value, key);
-  }
-
-  /** @internal true when leader state works here, else the store's name (for a startup error). */
-  leaderStateStore(): true | string {
-    return this.elector.supportsState || (this.options.store?.name ?? 'the store');
+    return this.defaultHandle.writeState<T>(value, key);
   }
 
   /** Give up leadership now (the term's signal aborts) and sit out one round so another instance wins. */
   resign(): Promise<void> {
-    return this.elector.resign();
+    return this.defaultHandle.resign();
   }
 
   status(): LeaderElectionStatus {
-    const status = this.elector.status();
-    const stepping = this.steppingDown && status.state !== 'stopped';
-    return { ...status, isLeader: this.isLeader(), state: stepping ? 'stepping-down' : status.state };
+    return this.defaultHandle.status();
+  }
+
+  /** The status of every election, the default first. */
+  statuses(): LeaderElectionStatus[] {
+    return [...this.handles.values()].map((handle) => handle.status());
   }
 
   /**
-   * Unhealthy when the store refuses us, fails past the renew deadline, or the elector is not
-   * running; with `stuckAfterMs`, also while leader work has run longer than that (named in `reason`).
+   * Unhealthy when any election's store refuses us, fails past the renew deadline, or is not
+   * running; with `stuckAfterMs`, also while leader work has run longer than that (named in
+   * `reason`, with its election when there are several).
    */
   health(): ElectorHealth {
-    const health = this.elector.health();
-    const stuck = health.healthy ? this.stuckWork?.oldestStuck() : undefined;
-    if (!stuck || !this.stuckWork) return health;
-    return {
-      healthy: false,
-      reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, this.stuckWork.stuckAfterMs),
-    };
+    const several = this.handles.size > 1;
+    for (const handle of this.handles.values()) {
+      const health = handle.health();
+      if (!health.healthy) return several ? { healthy: false, reason: `${handle.election}: ${health.reason}` } : health;
+    }
+    return { healthy: true };
   }
 
   async onModuleInit(): Promise<void> {
     // Before the first acquire, so that it is timed and every counter reads 0 from the first scrape.
-    const meter = await resolveMeter();
-    if (meter && !this.metrics) {
-      this.metrics = new ElectionMetrics(meter, this, this.options.store.name);
-      this.storeCalls.recorder = this.metrics;
-      for (const handler of this.leaderOnlyHandlers) this.metrics.handler(handler);
-    }
-    // The first acquire attempt completes here, before @nestjs/schedule mounts its timers in
+    this.meter = await resolveMeter();
+    this.started = true;
+    // The first acquire attempts complete here, before @nestjs/schedule mounts its timers in
     // onApplicationBootstrap: an elected instance's @Timeout jobs then run instead of being skipped.
-    await this.elector.start();
+    await Promise.all([...this.handles.values()].map((handle) => handle.start(this.meter)));
+    this.spread?.start();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -317,62 +248,53 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
 
   async onApplicationShutdown(): Promise<void> {
     await this.shutdown();
-    this.metrics?.close();
+    for (const handle of this.handles.values()) handle.closeMetrics();
     if (!this.options.closeStoreOnShutdown || this.storeClosed) return;
     this.storeClosed = true;
     const { store } = this.options;
     try {
       await store.close?.();
     } catch (error) {
-      this.logger.warn(messages.storeCloseFailed(this.election, store.name, errorMessage(error)));
+      this.logger.warn(messages.storeCloseFailed(this.defaultHandle.election, store.name, errorMessage(error)));
     }
   }
 
-  private onStuck(work: StuckWork): void {
-    const { stuckAfterMs = 0, resignWhenStuck } = this.options;
-    this.logger.warn(messages.stuckWork(this.election, work.handler, work.runningMs, stuckAfterMs));
-    if (!resignWhenStuck || !this.elector.isLeader() || this.steppingDown) return;
-    this.logger.warn(messages.resigningStuck(this.election, work.handler));
-    this.elector.resign().catch((error: unknown) => this.logger.error(errorMessage(error)));
-  }
-
-  /** Drain, then end the term and release: runs once, whichever hook gets here first. */
+  /** Drain, then end every term and release: runs once, whichever hook gets here first. */
   private shutdown(): Promise<void> {
-    this.shuttingDown ??= this.drainAndStop();
+    this.shuttingDown ??= (async () => {
+      this.spread?.stop();
+      await Promise.all([...this.handles.values()].map((handle) => handle.stop()));
+    })();
     return this.shuttingDown;
   }
 
-  private async drainAndStop(): Promise<void> {
-    const { shutdownTimeoutMs } = this.options;
-    // 1. Stop starting leader-only work: new ticks are skipped, the guard answers 503.
-    this.steppingDown = true;
-    this.steppingDownChanges.next();
-    // 2. Let running calls finish while the lease is still ours, up to shutdownTimeoutMs.
-    let stillRunning = 0;
-    if (this.inFlight.size > 0) {
-      this.logger.log(messages.drainWaiting(this.election, this.inFlight.size, shutdownTimeoutMs));
-      stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);
-    }
-    const graceMs = Math.min(ABORT_GRACE_MS, shutdownTimeoutMs);
-    if (stillRunning > 0) {
-      this.logger.warn(messages.drainTimedOut(this.election, stillRunning, shutdownTimeoutMs, graceMs));
-    }
-    // 3. End the term (signal aborts), give what still runs a short grace to notice, then release.
-    //    The elector bounds every store call itself, so this returns even if the store hangs.
-    try {
-      await this.elector.stop({
-        release: true,
-        beforeRelease: async () => {
-          const [calls, hooks] = await Promise.all([this.inFlight.whenIdle(graceMs), this.hookCalls.whenIdle(graceMs)]);
-          if (calls + hooks > 0) this.logger.warn(messages.stillRunningAtRelease(this.election, calls + hooks));
+  private newHandle(election: string): ElectionHandle {
+    const {
+      shutdownTimeoutMs,
+      closeStoreOnShutdown,
+      guard,
+      stuckAfterMs,
+      resignWhenStuck,
+      elections,
+      electionNames,
+      spread,
+      ...electorOptions
+    } = this.options;
+    const logger = this.logger;
+    return new ElectionHandle({ options: this.options, logger }, (handle) =>
+      this.createElector({
+        ...electorOptions,
+        election,
+        // Timed for the metrics by a pass-through view of the store: the elector never knows.
+        store: instrumentLeaseStore(this.options.store, handle.storeCalls),
+        handover: handle.handoverHooks,
+        logger: {
+          log: (message) => logger.log(message),
+          warn: (message) => logger.warn(message),
+          error: (message) => logger.error(message),
+          debug: (message) => logger.debug(message),
         },
-      });
-    } finally {
-      this.steppingDownChanges.complete();
-    }
+      }),
+    );
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -37,8 +37,8 @@ import { LeaderOnlyGuard } from './leader-only.guard.js';
  * (`nestjs-leader-election/testing`).
  *
  * Options (`@LeaderOnly('name')` is short for `{ election: 'name' }`):
- * - `election`: the election that decides; the app has one today, so a name other than the
- *   configured election fails at startup.
+ * - `election`: the election that decides (default: the app's default election, the first of
+ *   `elections`); a name the app does not configure fails at startup, naming the method.
  * - `once: 'per-tick'` (on an `@Cron` method): each scheduled fire time runs at most once across
  *   all replicas and handovers. The run is recorded in leader state (key `tick:<job>`, fenced by the
  *   store) before the method starts; a tick already recorded, or that cannot be recorded, is
@@ -64,6 +64,7 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
     // (a skipped call above all) allocates nothing of its own.
     const site: LeaderOnlySite = {
       label,
+      election: resolved.election,
       isAsync,
       tick:
         resolved.once === 'per-tick'
@@ -102,7 +103,7 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
 }
 
 export interface LeaderOnlyOptions {
-  /** The election that decides (default: the app's one election). */
+  /** The election that decides (default: the app's default election, the first configured). */
   election?: string;
   /** `'per-tick'`: each fire time of the method's `@Cron` schedule runs at most once, on one replica. */
   once?: 'per-tick';
@@ -134,6 +135,8 @@ export interface LeaderOnlyTick {
 /** @internal What a `@LeaderOnly` method's calls share: built once, when the decorator is applied. */
 export interface LeaderOnlySite {
   label: string;
+  /** The election that decides (undefined: the app's default election). */
+  election: string | undefined;
   /** An `async` method: a skipped call answers with a promise of undefined. */
   isAsync: boolean;
   tick?: LeaderOnlyTick;

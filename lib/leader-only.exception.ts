@@ -8,6 +8,10 @@ export interface NotLeaderResponseBody {
   message: string;
   /** The current leader, null when unknown (no leader yet, or this instance is stepping down). */
   leaderId?: string | null;
+  /** Where to reach the leader (its `advertise` value), when it publishes one and `exposeLeaderId` is on. */
+  leaderAdvertise?: string;
+  /** The election that decided (with several elections per app). */
+  election?: string;
 }
 
 /**
@@ -18,14 +22,17 @@ export class NotLeaderException extends HttpException {
   /**
    * @param leaderId the leader to name in the body, null when unknown; undefined leaves it out
    * (`guard.exposeLeaderId: false`).
+   * @param leaderAdvertise where to reach that leader (its `advertise` option), when known.
    */
-  constructor(election: string, leaderId?: string | null) {
+  constructor(election: string, leaderId?: string | null, leaderAdvertise?: string) {
     const body: NotLeaderResponseBody = {
       statusCode: HttpStatus.SERVICE_UNAVAILABLE,
       error: 'Service Unavailable',
       message: messages.notLeader(election),
+      election,
     };
     if (leaderId !== undefined) body.leaderId = leaderId;
+    if (leaderAdvertise !== undefined) body.leaderAdvertise = leaderAdvertise;
     super(body, HttpStatus.SERVICE_UNAVAILABLE);
   }
 }

@@ -1,9 +1,10 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import type { ElectionHandle } from './election.handle.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
 } from './interfaces/leader-election-options.interface.js';
-import { LEADER_ELECTION_SERVICE, LOGGER_CONTEXT } from './leader-election.constants.js';
+import { LEADER_ELECTION_SERVICE, LEADER_ONLY_OPTIONS_METADATA, LOGGER_CONTEXT } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { resolveGuardOptions } from './leader-election.options.js';
 import { LeaderElectionService } from './leader-election.service.js';
@@ -36,41 +37,58 @@ export class LeaderOnlyGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (this.election.isLeader()) return true;
+    const handle = this.handleOf(context);
+    if (handle.isLeader()) return true;
     const type = context.getType<string>();
     if (type !== 'http') {
-      this.logger.debug(messages.refusedNonHttp(type, this.election.election));
+      this.logger.debug(messages.refusedNonHttp(type, handle.election));
       return false;
     }
     const response = context.switchToHttp().getResponse<HeaderSink>();
-    for (const [name, value] of Object.entries(this.notLeaderHeaders())) setHeader(response, name, value);
-    throw this.notLeaderException();
+    for (const [name, value] of Object.entries(this.notLeaderHeaders(handle))) setHeader(response, name, value);
+    throw this.notLeaderException(handle);
   }
 
-  /** The 503 this guard answers with, naming the leader unless `guard.exposeLeaderId` is false. */
-  notLeaderException(): NotLeaderException {
-    const leaderId = this.options.exposeLeaderId ? (this.otherLeader() ?? null) : undefined;
-    return new NotLeaderException(this.election.election, leaderId);
+  /**
+   * The 503 this guard answers with for `handle`'s election (default: the default election),
+   * naming the leader and where to reach it unless `guard.exposeLeaderId` is false.
+   */
+  notLeaderException(handle: ElectionHandle = this.election.election()): NotLeaderException {
+    if (!this.options.exposeLeaderId) return new NotLeaderException(handle.election);
+    const leaderId = otherLeader(handle);
+    return new NotLeaderException(handle.election, leaderId ?? null, leaderId && handle.leaderAdvertise);
   }
 
-  private notLeaderHeaders(): Record<string, string> {
+  /** The election of the route (its `@LeaderOnly('name')`), else the default one. */
+  private handleOf(context: ExecutionContext): ElectionHandle {
+    const handler = typeof context.getHandler === 'function' ? context.getHandler() : undefined;
+    const declared: { options?: { election?: string } } | undefined =
+      handler && Reflect.getMetadata(LEADER_ONLY_OPTIONS_METADATA, handler);
+    return this.election.election(declared?.options?.election);
+  }
+
+  private notLeaderHeaders(handle: ElectionHandle): Record<string, string> {
     const headers: Record<string, string> = {};
     if (this.options.retryAfter) {
       // A new leader exists within about one retry interval (sooner on a graceful handover).
-      headers['Retry-After'] = String(Math.max(1, Math.ceil(this.election.timings.retryIntervalMs / 1000)));
+      headers['Retry-After'] = String(Math.max(1, Math.ceil(handle.timings.retryIntervalMs / 1000)));
     }
-    const leaderId = this.options.exposeLeaderId ? this.otherLeader() : undefined;
+    if (!this.options.exposeLeaderId) return headers;
+    const leaderId = otherLeader(handle);
     // Header values must be visible ASCII; an exotic identity is still named in the body.
-    if (leaderId !== undefined && /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(leaderId))
-      headers['X-Leader-Id'] = leaderId;
+    if (leaderId !== undefined && HEADER_VALUE.test(leaderId)) headers['X-Leader-Id'] = leaderId;
+    const advertise = leaderId && handle.leaderAdvertise;
+    if (advertise && HEADER_VALUE.test(advertise)) headers['X-Leader-Advertise'] = advertise;
     return headers;
   }
+}
 
-  /** While stepping down we still hold the lease, but pointing clients at ourselves would be wrong. */
-  private otherLeader(): string | undefined {
-    const leaderId = this.election.leaderId;
-    return leaderId === this.election.identity ? undefined : leaderId;
-  }
+const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
+/** While stepping down we still hold the lease, but pointing clients at ourselves would be wrong. */
+function otherLeader(handle: ElectionHandle): string | undefined {
+  const leaderId = handle.leaderId;
+  return leaderId === handle.identity ? undefined : leaderId;
 }
 
 interface HeaderSink {

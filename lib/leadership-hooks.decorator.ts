@@ -1,6 +1,13 @@
 import { LEADERSHIP_HOOKS_METADATA } from './leader-election.constants.js';
+import { messages } from './leader-election.messages.js';
 
 export type LeadershipHookKind = 'elected' | 'revoked' | 'leader-changed';
+
+/** @internal One hook of a method: its kind and election (undefined: the default election). */
+export interface LeadershipHookDeclaration {
+  kind: LeadershipHookKind;
+  election?: string;
+}
 
 /** Argument of an `@OnElected()` handler. */
 export interface ElectedHookEvent {
@@ -30,20 +37,27 @@ export interface LeaderChangedHookEvent {
  * Errors (thrown or rejected) are logged and never affect the election. Shutdown gives a still
  * running handler a short grace after the abort before the lease is released.
  */
-export const OnElected = (): MethodDecorator => leadershipHook('elected');
+export const OnElected = (election?: string): MethodDecorator => leadershipHook('elected', election);
 
-/** Called when this instance stops leading (resigned, lease lost, deadline passed, app shutdown). */
-export const OnRevoked = (): MethodDecorator => leadershipHook('revoked');
+/** Called when this instance stops leading (resigned, lease lost, deadline passed, handed over, app shutdown). */
+export const OnRevoked = (election?: string): MethodDecorator => leadershipHook('revoked', election);
 
 /** Called when the known leader changes (including to or from this instance), and once at bootstrap if known. */
-export const OnLeaderChanged = (): MethodDecorator => leadershipHook('leader-changed');
+export const OnLeaderChanged = (election?: string): MethodDecorator => leadershipHook('leader-changed', election);
 
-function leadershipHook(kind: LeadershipHookKind): MethodDecorator {
+// Each takes an election name (default: the app's default election, the first configured); an
+// unknown name fails at startup naming the decorator and the method.
+function leadershipHook(kind: LeadershipHookKind, election: string | undefined): MethodDecorator {
+  if (election !== undefined && (typeof election !== 'string' || election === '')) {
+    throw new TypeError(messages.hookBadElection(kind, election));
+  }
   return (_target, _key, descriptor) => {
     // Metadata on the function itself (like @nestjs/schedule); a list, so one method can take several hooks.
     const method = descriptor.value as object;
-    const kinds: LeadershipHookKind[] = Reflect.getOwnMetadata(LEADERSHIP_HOOKS_METADATA, method) ?? [];
-    Reflect.defineMetadata(LEADERSHIP_HOOKS_METADATA, [...new Set([...kinds, kind])], method);
+    const hooks: LeadershipHookDeclaration[] = Reflect.getOwnMetadata(LEADERSHIP_HOOKS_METADATA, method) ?? [];
+    if (!hooks.some((hook) => hook.kind === kind && hook.election === election)) {
+      Reflect.defineMetadata(LEADERSHIP_HOOKS_METADATA, [...hooks, { kind, election }], method);
+    }
     return descriptor;
   };
 }

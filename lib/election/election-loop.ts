@@ -128,13 +128,13 @@ export class ElectionLoop {
     this.leaderships = count;
   }
 
-  /** What our lease carries: where to reach us, and spread's counters. */
-  private meta(): LeaseMeta {
+  /** What our lease carries: where to reach us, and spread's counters; undefined when nothing. */
+  private meta(): LeaseMeta | undefined {
     const meta: LeaseMeta = {};
     if (this.d.advertise !== undefined) meta.advertise = this.d.advertise;
     if (this.leaderships !== undefined) meta.leaderships = this.leaderships;
     if (this.d.clock.now() < this.pinnedUntil) meta.pinned = true;
-    return meta;
+    return Object.keys(meta).length > 0 ? meta : undefined;
   }
 
   /**
@@ -411,7 +411,7 @@ export class ElectionLoop {
         this.setObservedLeader(result.holder);
         return;
       }
-      this.storedMeta = JSON.stringify(meta);
+      this.storedMeta = meta && JSON.stringify(meta);
       const term = new Term(result.lease, sent, clock, timings.renewDeadlineMs);
       // Won, but too late to act on it, or we stopped or resigned meanwhile: hand it straight back.
       if (this.stopController.signal.aborted || resignations !== this.resignations || term.isOver()) {
@@ -430,8 +430,8 @@ export class ElectionLoop {
     const sent = sentNow(this.d.clock);
     this.lastRenewSentAt = sent.mono;
     const meta = this.meta();
-    const metaJson = JSON.stringify(meta);
-    const changed = metaJson !== this.storedMeta;
+    const metaJson = meta && JSON.stringify(meta);
+    const changed = metaJson !== this.storedMeta && meta !== undefined;
     try {
       // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
       await this.calls.call(term.remainingMs(), (signal) =>

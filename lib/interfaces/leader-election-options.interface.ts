@@ -16,7 +16,23 @@ export interface LeaderOnlyGuardOptions {
  * {@link ElectorOptions}), minus what the module supplies itself, plus the module's options. Derived
  * rather than copied, so an elector option is a module option the day it exists.
  */
-export interface LeaderElectionModuleOptions extends Omit<ElectorOptions, 'clock' | 'logger'> {
+export interface LeaderElectionModuleOptions
+  extends Omit<ElectorOptions, 'clock' | 'logger' | 'election' | 'handover'> {
+  /** The lease name of the app's one election (blob name, row key or etcd key suffix). Give this or `elections`. */
+  election?: string;
+  /**
+   * Several elections in one app (give this or `election`): each its own lease, with the same
+   * store and timings. The first is the default election (what `@LeaderOnly()` without a name and
+   * the service's own members act on). Add more at run time with `LeaderElectionService.addElection`.
+   */
+  elections?: string[];
+  /**
+   * Spread the elections over the replicas: a replica that leads at least 2 fewer than another asks
+   * it for one (a handover request), so no replica leads more than ⌈E/N⌉ of E elections among N
+   * replicas. Needs a store with handover requests (every built-in store). Default: true with
+   * several elections, false with one.
+   */
+  spread?: boolean;
   /**
    * On shutdown, how long to wait for running `@LeaderOnly` calls before ending the term (their
    * `signal` aborts) and releasing the lease. 0 = do not wait. Default 10000.
@@ -46,6 +62,9 @@ export interface LeaderElectionModuleOptions extends Omit<ElectorOptions, 'clock
 
 /** The options once validated and defaulted. */
 export interface ResolvedLeaderElectionOptions extends LeaderElectionModuleOptions {
+  /** `elections`, or `[election]`: the default first. */
+  electionNames: string[];
+  spread: boolean;
   shutdownTimeoutMs: number;
   resignWhenStuck: boolean;
   closeStoreOnShutdown: boolean;

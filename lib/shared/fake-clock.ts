@@ -102,5 +102,5 @@ export class FakeClock implements Clock {
 
 async function flushMicrotasks(): Promise<void> {
   // A few macrotask-free turns let chained awaits inside the elector settle.
-  for (let i = 0; i < 20; i++) await Promise.resolve();
+  for (let i = 0; i < 100; i++) await Promise.resolve();
 }

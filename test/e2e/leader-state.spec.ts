@@ -130,7 +130,7 @@ describe('leader state and once-per-tick (Nest apps)', () => {
         run(): void {}
       }
       await expect(createApp({ election: { store: new InMemoryLeaseStore() }, providers: [Other] })).rejects.toThrow(
-        /@LeaderOnly\(\{ election: "billing" \}\) on Other.run: this application has one election, "e2e"/,
+        /@LeaderOnly\(\) on Other.run: this application has no election "billing"; it has "e2e"/,
       );
     });
 

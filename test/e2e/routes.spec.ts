@@ -125,6 +125,7 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
         statusCode: 503,
         error: 'Service Unavailable',
         message: 'This instance is not the leader of "e2e"; retry later.',
+        election: 'e2e',
         leaderId: 'app-a',
       });
     }
@@ -160,6 +161,7 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
       statusCode: 503,
       error: 'Service Unavailable',
       message: 'This instance is not the leader of "e2e"; retry later.',
+      election: 'e2e',
     });
     const res2 = await request(slowPolling.getHttpServer()).get('/admin/report').expect(503);
     expect(res2.headers['retry-after']).toBe('3');
@@ -203,6 +205,7 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
       statusCode: 503,
       error: 'Service Unavailable',
       message: 'This instance is not the leader of "e2e"; retry later.',
+      election: 'e2e',
       leaderId: 'app-a',
     });
     expect(handled).toEqual([]);

@@ -131,6 +131,7 @@ describe('TestingElector emits what the real Elector emits', () => {
         state: 'follower',
         consecutiveFailures: 0,
         lastError: null,
+        leaderAdvertise: null,
       });
       await elector.stop();
       expect(elector.health()).toEqual({ healthy: false, reason: messages.notRunning('stopped') });

@@ -311,6 +311,7 @@ describe('a controller route behind @LeaderOnly, with the testing kit', () => {
       statusCode: 503,
       error: 'Service Unavailable',
       message: 'This instance is not the leader of "test"; retry later.',
+      election: 'test',
       leaderId: null,
     });
 

@@ -1,0 +1,120 @@
+import type { Logger } from '@nestjs/common';
+import type { Subscription } from 'rxjs';
+import type { ElectionHandle } from './election.handle.js';
+import { messages } from './leader-election.messages.js';
+
+const JITTER = 0.15;
+
+/**
+ * Spreads an app's elections over its replicas without a coordinator. Every replica publishes with
+ * each lease it holds how many elections it leads (`LeaseMeta.leaderships`); followers read it with
+ * every acquire attempt. Every retry interval, a replica that sees a holder leading at least 2 more
+ * than itself asks it, through a handover request, for one election (the most loaded holder's).
+ * The holder honours it only if the difference still holds, so stale views never move work back
+ * and forth. When every pair of replicas differs by at most one, nobody asks: a balanced cluster
+ * makes no handovers. Converged, no replica leads more than ⌈E/N⌉.
+ *
+ * A holder that won through a directed handover publishes `pinned` for `handoverHoldMs` and
+ * declines spread requests meanwhile: an operator's choice stands, the rest is balanced around it.
+ */
+export class SpreadBalancer {
+  private readonly subscriptions = new Map<ElectionHandle, Subscription>();
+  private timer?: ReturnType<typeof setTimeout>;
+  /** No new request before this time (monotonic ms): the last one is being honoured. */
+  private quietUntil = 0;
+  private running = false;
+
+  constructor(
+    private readonly handles: ReadonlyMap<string, ElectionHandle>,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.changed();
+    this.schedule();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
+    this.subscriptions.clear();
+  }
+
+  /** An election was added or removed: follow the new set, publish the new count. */
+  changed(): void {
+    if (!this.running) return;
+    const current = new Set(this.handles.values());
+    for (const [handle, subscription] of this.subscriptions) {
+      if (current.has(handle)) continue;
+      subscription.unsubscribe();
+      this.subscriptions.delete(handle);
+    }
+    for (const handle of current) {
+      if (this.subscriptions.has(handle)) continue;
+      this.subscriptions.set(
+        handle,
+        handle.events$.subscribe((event) => {
+          if (event.type === 'elected' || event.type === 'revoked') this.publish();
+        }),
+      );
+    }
+    this.publish();
+  }
+
+  /** How many elections this replica leads now. */
+  private leading(): number {
+    let count = 0;
+    for (const handle of this.handles.values()) if (handle.elector.isLeader()) count += 1;
+    return count;
+  }
+
+  /** Every lease we hold (and every acquire) carries the count from the next call on. */
+  private publish(): void {
+    const count = this.leading();
+    for (const handle of this.handles.values()) handle.elector.setLeaderships(count);
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    const retryMs = this.retryMs();
+    const delay = retryMs * (1 + (Math.random() * 2 - 1) * JITTER);
+    this.timer = setTimeout(() => void this.tick().finally(() => this.schedule()), delay);
+    // Never keeps the process alive: the elections' own timers decide that.
+    this.timer.unref?.();
+  }
+
+  private retryMs(): number {
+    const first = this.handles.values().next().value as ElectionHandle | undefined;
+    return first?.timings.retryIntervalMs ?? 2_000;
+  }
+
+  private async tick(): Promise<void> {
+    if (performance.now() < this.quietUntil) return;
+    const mine = this.leading();
+    let best: { handle: ElectionHandle; theirs: number } | undefined;
+    for (const handle of this.handles.values()) {
+      if (handle.elector.isLeader() || handle.isSteppingDown) continue;
+      const holder = handle.leaderId;
+      const meta = handle.elector.leaderMeta;
+      const theirs = meta?.leaderships;
+      if (holder === undefined || holder === handle.identity || theirs === undefined || meta?.pinned) continue;
+      if (theirs < mine + 2) continue;
+      // The most loaded holder first; ties broken at random so replicas do not all ask the same one.
+      if (!best || theirs > best.theirs || (theirs === best.theirs && Math.random() < 0.5)) best = { handle, theirs };
+    }
+    if (!best) return;
+    const { timings, identity, election } = best.handle;
+    this.quietUntil = performance.now() + timings.renewIntervalMs + 2 * timings.retryIntervalMs;
+    try {
+      await best.handle.elector.requestHandover({
+        to: identity,
+        reason: 'spread',
+        requesterLeaderships: mine,
+      });
+    } catch (error) {
+      this.logger.debug(messages.spreadRequestFailed(election, error instanceof Error ? error.message : String(error)));
+    }
+  }
+}
