@@ -21,23 +21,35 @@ export class LeaderElectionHealthIndicator {
 
   /**
    * Up on the leader and on followers alike (a follower is a healthy replica), with the status
-   * as data. Down when the elector cannot do its job: the store refuses us (auth/config), has been
-   * failing for longer than the renew deadline, or the election is not running.
+   * as data (every election's, when the app runs several). Down when an elector cannot do its job:
+   * the store refuses us (auth/config), has been failing for longer than the renew deadline, or the
+   * election is not running — the reason names the election when there are several.
    */
   isHealthy<const Key extends string>(key: Key): HealthIndicatorResult<Key> {
     const indicator = this.indicators.check(key);
-    const data: Record<string, unknown> = { ...this.election.status() };
+    const data = this.data();
     const health = this.election.health();
     return health.healthy ? indicator.up(data) : indicator.down({ ...data, reason: health.reason });
   }
 
   /**
-   * Opt-in: up only on the leader, down on followers. For routing traffic to the leader (a
-   * readiness probe of a leader-only Service), never for liveness — followers would be restarted.
+   * Opt-in: up only on the leader of `election` (default: the default election), down on
+   * followers. For routing traffic to the leader (a readiness probe of a leader-only Service),
+   * never for liveness — followers would be restarted.
    */
-  isLeader<const Key extends string>(key: Key): HealthIndicatorResult<Key> {
+  isLeader<const Key extends string>(key: Key, election?: string): HealthIndicatorResult<Key> {
     const indicator = this.indicators.check(key);
+    const handle = this.election.election(election);
+    const data: Record<string, unknown> = { ...handle.status() };
+    return handle.isLeader() ? indicator.up(data) : indicator.down(data);
+  }
+
+  /** The default election's status; with several elections, every one's under `elections`. */
+  private data(): Record<string, unknown> {
     const data: Record<string, unknown> = { ...this.election.status() };
-    return this.election.isLeader() ? indicator.up(data) : indicator.down(data);
+    if (this.election.elections.length > 1) {
+      data.elections = Object.fromEntries(this.election.statuses().map((status) => [status.election, status]));
+    }
+    return data;
   }
 }

@@ -8,7 +8,7 @@ import type { ElectorFactory } from '../interfaces/leader-elector.interface.js';
 import { LEADER_ELECTION_ELECTOR_FACTORY, LEADER_ELECTION_MODULE_OPTIONS } from '../leader-election.constants.js';
 import { messages } from '../leader-election.messages.js';
 import { LEADER_ELECTION_EXPORTS, LEADER_ELECTION_PROVIDERS } from '../leader-election.module.js';
-import { TestingElector } from './testing.elector.js';
+import { TestingElectors } from './testing.elector.js';
 import { TestingLeadership } from './testing-leadership.js';
 
 export interface LeaderElectionTestingOptions {
@@ -18,6 +18,12 @@ export interface LeaderElectionTestingOptions {
   identity?: string;
   /** The election name (appears in 503 bodies and log lines). Default `'test'`. */
   election?: string;
+  /**
+   * Several elections, as in `LeaderElectionModule.forRoot({ elections })` (instead of `election`);
+   * the first is the default. `leader` applies to each. Move one with the `election` argument of
+   * {@link TestingLeadership}'s methods.
+   */
+  elections?: string[];
   /** How followers answer `@LeaderOnly` routes, as in `LeaderElectionModule.forRoot()`. */
   guard?: LeaderOnlyGuardOptions;
 }
@@ -39,28 +45,31 @@ export interface LeaderElectionTestingOptions {
 @Module({})
 export class LeaderElectionTestingModule {
   static forRoot(options: LeaderElectionTestingOptions = {}): DynamicModule {
-    const { leader = true, identity = 'test-instance', election = 'test', guard } = options;
+    const { leader = true, identity = 'test-instance', elections, guard } = options;
+    const election = elections === undefined ? (options.election ?? 'test') : undefined;
     if (typeof leader !== 'boolean') throw new TypeError(messages.optionNotBoolean('leader', leader));
     // Checked here, where the mistake is, rather than at the first elect().
     if (typeof identity !== 'string' || identity === '') throw new TypeError(messages.invalidIdentity(identity));
     // No store: the testing elector never calls one, and the service is told not to close one.
+    // Spread needs a store to publish counts in: off here, leadership is moved by hand.
     const moduleOptions: Omit<LeaderElectionModuleOptions, 'store'> = {
-      election,
+      ...(elections === undefined ? { election } : { elections }),
       identity,
       closeStoreOnShutdown: false,
+      spread: false,
       guard,
     };
-    const testingElector = {
-      provide: TestingElector,
-      useFactory: () => new TestingElector(election, identity, leader),
+    const testingElectors = {
+      provide: TestingElectors,
+      useFactory: () => new TestingElectors(identity, leader),
     };
     const electorFactory = {
       provide: LEADER_ELECTION_ELECTOR_FACTORY,
       useFactory:
-        (elector: TestingElector): ElectorFactory =>
-        () =>
-          elector,
-      inject: [TestingElector],
+        (electors: TestingElectors): ElectorFactory =>
+        (electorOptions) =>
+          electors.create(electorOptions.election),
+      inject: [TestingElectors],
     };
     return {
       module: LeaderElectionTestingModule,
@@ -68,7 +77,7 @@ export class LeaderElectionTestingModule {
       imports: [DiscoveryModule],
       providers: [
         { provide: LEADER_ELECTION_MODULE_OPTIONS, useValue: moduleOptions },
-        testingElector,
+        testingElectors,
         electorFactory,
         ...LEADER_ELECTION_PROVIDERS,
         TestingLeadership,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LeaderElectionExplorer } from '../leader-election.explorer.js';
 import { messages } from '../leader-election.messages.js';
-import { TestingElector } from './testing.elector.js';
+import { type TestingElector, TestingElectors } from './testing.elector.js';
 
 /**
  * Moves this application's leadership in a test. Each method changes the state of the elector
@@ -14,41 +14,42 @@ import { TestingElector } from './testing.elector.js';
 @Injectable()
 export class TestingLeadership {
   constructor(
-    private readonly elector: TestingElector,
+    private readonly electors: TestingElectors,
     private readonly explorer: LeaderElectionExplorer,
   ) {}
 
   /**
-   * This instance wins a term: `term` (the fencing token) defaults to one more than the last.
-   * Already leading: nothing happens, unless `term` differs — then the old term ends first.
+   * This instance wins a term of `election` (default: the default election): `term` (the fencing
+   * token) defaults to one more than the last. Already leading: nothing happens, unless `term`
+   * differs — then the old term ends first.
    */
-  async elect(term?: number): Promise<void> {
-    this.checkRunning('elect');
+  async elect(term?: number, election?: string): Promise<void> {
+    const elector = this.running('elect', election);
     if (term !== undefined && !(Number.isSafeInteger(term) && term > 0)) {
       throw new TypeError(messages.testingInvalidTerm(term));
     }
-    this.elector.elect(term);
+    elector.elect(term);
   }
 
   /**
-   * This instance loses its term (the signal aborts, `@OnRevoked` gets `reason`; default: the
-   * store's "no longer ours"). The leader becomes unknown, as after a real loss. No-op when following.
+   * This instance loses its term of `election` (the signal aborts, `@OnRevoked` gets `reason`;
+   * default: the store's "no longer ours"). The leader becomes unknown, as after a real loss.
+   * No-op when following.
    */
-  async revoke(reason: string = messages.reasonLost): Promise<void> {
-    this.checkRunning('revoke');
-    this.elector.revoke(String(reason));
+  async revoke(reason: string = messages.reasonLost, election?: string): Promise<void> {
+    this.running('revoke', election).revoke(String(reason));
   }
 
   /**
-   * Another instance leads (`undefined`: no known leader). If this one led, its term ends first.
-   * Passing this instance's own identity is `elect()`.
+   * Another instance leads `election` (`undefined`: no known leader). If this one led, its term
+   * ends first. Passing this instance's own identity is `elect()`.
    */
-  async setLeader(identity: string | undefined): Promise<void> {
-    this.checkRunning('setLeader');
+  async setLeader(identity: string | undefined, election?: string): Promise<void> {
+    const elector = this.running('setLeader', election);
     if (identity !== undefined && (typeof identity !== 'string' || identity === '')) {
       throw new TypeError(messages.testingInvalidIdentity(identity));
     }
-    this.elector.setLeader(identity);
+    elector.setLeader(identity);
   }
 
   /**
@@ -67,9 +68,12 @@ export class TestingLeadership {
     return instance;
   }
 
-  private checkRunning(method: string): void {
-    const state = this.elector.state;
+  /** The elector of `election`, when the app runs. */
+  private running(method: string, election: string | undefined): TestingElector {
+    const elector = this.electors.get(election, method);
+    const state = elector.state;
     // Promise-returning methods report by rejecting (async), never by throwing synchronously.
     if (state === 'idle' || state === 'stopped') throw new Error(messages.testingNotRunning(method, state));
+    return elector;
   }
 }

@@ -212,3 +212,30 @@ export class TestingElector implements LeaderElector {
     }
   }
 }
+
+/** @internal The testing electors of one app, by election: made by the service, moved by TestingLeadership. */
+export class TestingElectors {
+  private readonly electors = new Map<string, TestingElector>();
+  private first?: TestingElector;
+
+  constructor(
+    private readonly identity: string,
+    private readonly leaderAtStart: boolean,
+  ) {}
+
+  create(election: string): TestingElector {
+    const elector = new TestingElector(election, this.identity, this.leaderAtStart);
+    this.electors.set(election, elector);
+    this.first ??= elector;
+    return elector;
+  }
+
+  /** The elector of `election` (default: the default election); an unknown name throws, naming the ones there are. */
+  get(election: string | undefined, method: string): TestingElector {
+    const elector = election === undefined ? this.first : this.electors.get(election);
+    if (!elector) {
+      throw new Error(messages.unknownElection(`TestingLeadership.${method}()`, String(election), [...this.electors.keys()]));
+    }
+    return elector;
+  }
+}
