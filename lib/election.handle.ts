@@ -339,9 +339,7 @@ export class ElectionHandle {
     this.context.logger.log(waiting);
     const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);
     if (stillRunning > 0) {
-      this.context.logger.warn(
-        messages.drainTimedOut(this.election, stillRunning, shutdownTimeoutMs, this.graceMs()),
-      );
+      this.context.logger.warn(messages.drainTimedOut(this.election, stillRunning, shutdownTimeoutMs, this.graceMs()));
     }
   }
 

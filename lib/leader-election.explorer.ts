@@ -8,8 +8,8 @@ import {
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { filter, type Subscription } from 'rxjs';
 import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from './cron-schedule.js';
-import type { ElectionHandle } from './election.handle.js';
 import type { LeadershipEvent } from './election/elector.js';
+import type { ElectionHandle } from './election.handle.js';
 import { isPromiseLike } from './in-flight.tracker.js';
 import {
   LEADER_ELECTION_BINDING,

@@ -17,7 +17,8 @@ export const messages = {
     `identity must be a non-empty string of at most 256 characters (got ${JSON.stringify(value)})`,
   invalidAdvertise: (value: unknown) =>
     `advertise must be a non-empty string of at most 1024 characters, e.g. the replica's internal URL (got ${typeof value === 'string' ? `${value.length} characters` : String(value)})`,
-  optionRange: (option: string, value: unknown, allowed: string) => `${option} must be ${allowed} (got ${String(value)})`,
+  optionRange: (option: string, value: unknown, allowed: string) =>
+    `${option} must be ${allowed} (got ${String(value)})`,
   invalidElection: (value: unknown) =>
     `election must be a non-empty string of at most 200 letters, digits, '.', '_' or '-' (got ${JSON.stringify(value)})`,
 
@@ -66,9 +67,16 @@ export const messages = {
     `requestHandover(): ${option} must be ${allowed} (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value)})`,
   handoverAlreadyLeads: (election: string, to: string) =>
     `leader election "${election}": handover to ${to} requested, and ${to} already leads it: nothing to do`,
-  handoverRecorded: (election: string, request: { id: string; to?: string; requestedBy: string; reason: string; term: number }) =>
+  handoverRecorded: (
+    election: string,
+    request: { id: string; to?: string; requestedBy: string; reason: string; term: number },
+  ) =>
     `leader election "${election}": handover request ${request.id} recorded for term ${request.term} (${request.reason}, by ${request.requestedBy}, to ${request.to ?? 'any other replica'})`,
-  handoverHonouring: (election: string, identity: string, request: { id: string; to?: string; requestedBy: string; reason: string; term: number }) =>
+  handoverHonouring: (
+    election: string,
+    identity: string,
+    request: { id: string; to?: string; requestedBy: string; reason: string; term: number },
+  ) =>
     `leader election "${election}": ${identity} honours handover request ${request.id} (${request.reason}, asked by ${request.requestedBy}, to ${request.to ?? 'any other replica'}): draining, then releasing term ${request.term}`,
   handoverDone: (election: string, id: string, to: string | undefined) =>
     `leader election "${election}": handover request ${id} done: lease released${to === undefined ? '; this replica sits out one round' : `, reserved for ${to}`}`,
@@ -76,7 +84,8 @@ export const messages = {
     `leader election "${election}": handover request ${id} declined: ${why}`,
   handoverAbandoned: (election: string, id: string, why: string) =>
     `leader election "${election}": handover request ${id} not completed: ${why}`,
-  handoverPinned: (holdMs: number) => `a directed handover made this replica the leader; spread leaves it here for ${holdMs} ms`,
+  handoverPinned: (holdMs: number) =>
+    `a directed handover made this replica the leader; spread leaves it here for ${holdMs} ms`,
   handoverNotAhead: (mine: number, theirs: number) =>
     `spread: this replica leads ${mine} election(s), the requester ${theirs}; a move pays off only from a difference of 2`,
   handoverCheckFailed: (election: string, message: string) =>
@@ -219,7 +228,8 @@ export const messages = {
     `the ${kind} hook decorator takes an election name, a non-empty string (got ${String(value)})`,
   unknownElection: (where: string, election: string, configured: readonly string[]) =>
     `${where}: this application has no election "${election}"; it has ${configured.map((name) => `"${name}"`).join(', ')}`,
-  electionExists: (election: string) => `addElection("${election}"): this application already runs an election of that name`,
+  electionExists: (election: string) =>
+    `addElection("${election}"): this application already runs an election of that name`,
   electionsOption: (detail: string) => `LeaderElectionModule options: ${detail}`,
   removeDefaultElection: (election: string) =>
     `removeElection("${election}"): the default election (the first configured) cannot be removed`,

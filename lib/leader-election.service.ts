@@ -8,9 +8,9 @@ import {
   Optional,
 } from '@nestjs/common';
 import type { Observable } from 'rxjs';
-import { ElectionHandle, errorMessage, type LeaderElectionStatus, type LeadershipTerm } from './election.handle.js';
 import { Elector, type ElectorHealth, type LeadershipEvent } from './election/elector.js';
 import type { ElectorTimings } from './election/elector-options.js';
+import { ElectionHandle, errorMessage, type LeaderElectionStatus, type LeadershipTerm } from './election.handle.js';
 import type {
   LeaderElectionModuleOptions,
   ResolvedLeaderElectionOptions,

@@ -7,8 +7,8 @@ import {
   FatalLeaseStoreError,
   type HandoverRequest,
   type LeaderStateEntry,
-  type LeaseMeta,
   LeaseLostError,
+  type LeaseMeta,
   type LeaseStore,
   type LeaseStoreError,
   type LeaseWatch,
@@ -322,7 +322,13 @@ export class ElectionLoop {
   private runTick(): Promise<void> {
     if (this.inFlight) return this.inFlight;
     this.clearTickTimer();
-    const tick = (this.state === 'leader' ? this.renewOnce() : this.acquireOnce()).finally(() => {
+    const tick = (
+      this.state === 'leader'
+        ? this.renewOnce()
+        : this.d.clock.now() < this.contendNotBefore
+          ? this.observeOnce()
+          : this.acquireOnce()
+    ).finally(() => {
       this.inFlight = undefined;
       this.scheduleNext();
     });
@@ -340,7 +346,11 @@ export class ElectionLoop {
     } else if (this.pushPending && clock.now() >= this.contendNotBefore) {
       delay = 0;
     } else {
-      delay = Math.max(this.followerDelay(), this.contendNotBefore - clock.now());
+      // Sitting out (resigned, handed over): polls that fall inside only read who leads now; the
+      // first acquire comes when the sit-out ends.
+      const sitOutMs = this.contendNotBefore - clock.now();
+      delay = Math.min(this.followerDelay(), Math.max(0, sitOutMs));
+      if (sitOutMs <= 0) delay = this.followerDelay();
     }
     this.pushPending = false;
     this.expiryHint = undefined;
@@ -382,6 +392,18 @@ export class ElectionLoop {
       theirs >= this.leaderships + 2 &&
       this.observedMeta?.pinned !== true
     );
+  }
+
+  /** While sitting out: learn who leads (and its meta) without contending. */
+  private async observeOnce(): Promise<void> {
+    const { store, election } = this.d;
+    try {
+      const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
+      this.observedMeta = info.meta;
+      this.setObservedLeader(info.held ? info.holder : undefined);
+    } catch {
+      // Only an observation: the acquire after the sit-out reports store trouble.
+    }
   }
 
   private async acquireOnce(): Promise<void> {

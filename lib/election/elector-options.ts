@@ -61,7 +61,9 @@ export function resolveElectorOptions(
     throw new TypeError(messages.invalidAdvertise(advertise));
   }
   if (!Number.isInteger(handoverHoldMs) || handoverHoldMs < 0 || handoverHoldMs > 86_400_000) {
-    throw new RangeError(messages.optionRange('handoverHoldMs', handoverHoldMs, 'whole milliseconds from 0 to 86400000'));
+    throw new RangeError(
+      messages.optionRange('handoverHoldMs', handoverHoldMs, 'whole milliseconds from 0 to 86400000'),
+    );
   }
   const timings = { ...DEFAULT_TIMINGS };
   for (const key of Object.keys(DEFAULT_TIMINGS) as (keyof ElectorTimings)[]) {

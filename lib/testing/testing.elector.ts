@@ -1,10 +1,10 @@
 import { type Observable, Subject } from 'rxjs';
 import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopOptions } from '../election/elector.js';
+import type { HandoverRequestOptions } from '../election/elector.types.js';
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
 import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
 import { messages } from '../leader-election.messages.js';
-import type { HandoverRequestOptions } from '../election/elector.types.js';
-import { type HandoverRequest, type LeaderStateEntry, type LeaseMeta, LeaseLostError } from '../stores/lease-store.js';
+import { type HandoverRequest, type LeaderStateEntry, LeaseLostError, type LeaseMeta } from '../stores/lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/state-support.js';
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -234,7 +234,9 @@ export class TestingElectors {
   get(election: string | undefined, method: string): TestingElector {
     const elector = election === undefined ? this.first : this.electors.get(election);
     if (!elector) {
-      throw new Error(messages.unknownElection(`TestingLeadership.${method}()`, String(election), [...this.electors.keys()]));
+      throw new Error(
+        messages.unknownElection(`TestingLeadership.${method}()`, String(election), [...this.electors.keys()]),
+      );
     }
     return elector;
   }

@@ -34,7 +34,9 @@ describe('Elector handover requests', () => {
       if (!a.isLeader() && order.length === 0) order.push('a stepped down');
     }
     expect(b.isLeader()).toBe(true);
-    expect(fx.clock.now() - startedAt).toBeLessThanOrEqual(timings.renewIntervalMs + timings.retryIntervalMs * 1.15 + 50);
+    expect(fx.clock.now() - startedAt).toBeLessThanOrEqual(
+      timings.renewIntervalMs + timings.retryIntervalMs * 1.15 + 50,
+    );
     expect(a.isLeader()).toBe(false);
     expect(c.isLeader()).toBe(false);
     expect(b.term).toBe(2);
