@@ -10,6 +10,8 @@ export {
   type ElectorOptions,
   type ElectorState,
   type ElectorStatus,
+  type HandoverHooks,
+  type HandoverRequestOptions,
   type LeadershipEvent,
   type StopOptions,
 } from './election/elector.js';
@@ -23,6 +25,8 @@ export { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';
 export { LeaderElectionModule } from './leader-election.module.js';
 export type { LeaderElectionOptionsFactory } from './leader-election.module-definition.js';
 export {
+  ElectionHandle,
+  type HandoverRequestInput,
   LeaderElectionService,
   type LeaderElectionState,
   type LeaderElectionStatus,
@@ -47,15 +51,20 @@ export {
   type AcquireResult,
   type CallOptions,
   FatalLeaseStoreError,
+  type HandoverRequest,
   type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
   LeaseLostError,
+  type LeaseMeta,
   type LeaseStore,
   LeaseStoreError,
   type LeaseStoreErrorKind,
   type LeaseStoreLimits,
   type LeaseWatch,
+  MAX_HANDOVER_REQUEST_BYTES,
+  MAX_LEASE_META_BYTES,
+  type ReleaseOptions,
   type RenewOptions,
   type StateCallOptions,
   TransientLeaseStoreError,

@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { LeaderElectionService, type LeadershipEvent } from 'nestjs-leader-election';
+import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from 'nestjs-leader-election';
 import { interval, map, merge, type Observable, Subject, startWith, takeUntil } from 'rxjs';
 
 /** One election as the status page and `GET /leader` show it. */
@@ -43,14 +43,14 @@ const HEARTBEAT_MS = 5_000;
  */
 @Injectable()
 export class LeadershipFeed implements OnModuleDestroy {
-  private readonly elections: LeaderElectionService[];
+  private readonly elections: ElectionHandle[];
   private readonly validUntil = new Map<string, number>();
   private readonly events: FeedEvent[] = [];
   private readonly changes = new Subject<void>();
   private readonly destroyed = new Subject<void>();
 
   constructor(election: LeaderElectionService) {
-    this.elections = [election];
+    this.elections = election.elections.map((name) => election.election(name));
     for (const each of this.elections) {
       each.events$.pipe(takeUntil(this.destroyed)).subscribe((event) => this.record(each.election, event));
     }
@@ -79,7 +79,7 @@ export class LeadershipFeed implements OnModuleDestroy {
     this.changes.complete();
   }
 
-  private view(election: LeaderElectionService): ElectionView {
+  private view(election: ElectionHandle): ElectionView {
     const status = election.status();
     const health = election.health();
     const until = status.isLeader ? this.validUntil.get(election.election) : undefined;

@@ -84,7 +84,7 @@ describe('several elections per app', () => {
   it('three replicas spread three elections 1/1/1 from a cold start, then make no handover at all', async () => {
     const store = new InMemoryLeaseStore();
     // Started one after the other: the first wins every election, spread must move two of them.
-    const services = [];
+    const services: LeaderElectionService[] = [];
     for (const id of ['A', 'B', 'C']) services.push(electionOf(await replica(store, id)));
     expect(leadership(services).A).toEqual(ELECTIONS);
     const tookMs = await waitFor('balance', () => balanced(services), 20 * RETRY_MS + SLACK_MS);
@@ -104,7 +104,7 @@ describe('several elections per app', () => {
 
   it('a directed handover, asked on a third replica, is honoured and respected; spread rebalances around it', async () => {
     const store = new InMemoryLeaseStore();
-    const services = [];
+    const services: LeaderElectionService[] = [];
     for (const id of ['A', 'B', 'C']) services.push(electionOf(await replica(store, id)));
     await waitFor('balance', () => balanced(services), 20 * RETRY_MS + SLACK_MS);
     const holderOf = (name: string) => services.find((s) => s.election(name).isLeader());
