@@ -187,7 +187,7 @@ export const messages = {
     authFailed: (code: string) =>
       `RedisLeaseStore: the server refused the login (${code}): check the username and password of the connection (the ACL user and its password, or requirepass)`,
     permissionDenied: (prefix: string) =>
-      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, DEL, PUBLISH, SUBSCRIBE, HSET, HGET, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +del +publish +subscribe +hset +hget +ping`,
+      `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, PTTL, DEL, PUBLISH, SUBSCRIBE, HSET, HGET, SCAN, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +pttl +del +publish +subscribe +hset +hget +scan +ping`,
     replicaReadOnly:
       'RedisLeaseStore: the server is a read-only replica (READONLY): connect to the primary (or through Sentinel)',
   },

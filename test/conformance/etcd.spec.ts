@@ -36,6 +36,8 @@ afterAll(async () => {
 describeLeaseStoreConformance('EtcdLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
+  handover: true,
+  push: true,
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}/` }),
@@ -82,6 +84,90 @@ describe('EtcdLeaseStore specifics', () => {
       const ttl = await etcd.leaseClient.leaseTimeToLive({ ID: result.lease.leaseId, keys: false });
       expect(Number(ttl.TTL)).toBe(-1);
     });
+  });
+
+  it('followers woken by a release to a named identity skip their read: the others are refused, the named one takes it', async () => {
+    const election = `woken-reserved-${randomBytes(4).toString('hex')}`;
+    const [leader, named, other] = [1, 2, 3].map(() => store({ connection: etcdEndpoint(), keyPrefix: prefix }));
+    const first = await leader.acquire({ election, identity: 'leader', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    const woken = [named, other].map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.watch?.(election, resolve);
+        }),
+    );
+    await sleep(300); // the watches are open
+    await leader.release(first.lease, { signal: signal(), handoverTo: 'named', reserveMs: 10_000 });
+    await Promise.all(woken);
+    // Both acquires skip the read: the transaction finds the reservation instead.
+    const refused = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(refused).toMatchObject({ acquired: false, term: first.lease.term, reservedFor: 'named' });
+    const taken = await named.acquire({ election, identity: 'named', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!taken.acquired) throw new Error(`the named follower did not acquire: ${JSON.stringify(taken)}`);
+    expect(await other.read(election, { signal: signal() })).toEqual({
+      held: true,
+      holder: 'named',
+      term: taken.lease.term,
+    });
+    await named.release(taken.lease, { signal: signal() });
+  });
+
+  it('upgrade: a lease written by the previous version is read, renewed with meta and released to a named identity', async () => {
+    const election = `upgrade-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const lease = await withEtcd((etcd) => previousAcquire(etcd, election, 'old'));
+    expect(await s.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old', term: lease.term });
+    await s.renew(lease, { leaseDurationMs: 10_000, signal: signal(), meta: { advertise: 'http://old:3000' } });
+    expect(await s.read(election, { signal: signal() })).toEqual({
+      held: true,
+      holder: 'old',
+      term: lease.term,
+      meta: { advertise: 'http://old:3000' },
+    });
+    await s.release(lease, { signal: signal(), handoverTo: 'next', reserveMs: 9_500 });
+    expect(await s.read(election, { signal: signal() })).toEqual({
+      held: false,
+      term: lease.term,
+      reservedFor: 'next',
+    });
+    await withEtcd(async (etcd) => {
+      // Rounded up to whole seconds: 9.5 s is a 10 s etcd lease.
+      const kv = (await etcd.get(`${prefix}${election}/reserved`).exec()).kvs[0];
+      const ttl = await etcd.leaseClient.leaseTimeToLive({ ID: kv?.lease ?? '0', keys: false });
+      expect(Number(ttl.grantedTTL)).toBe(10);
+    });
+    const refused = await s.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(refused).toMatchObject({ acquired: false, term: lease.term, reservedFor: 'next' });
+    if (refused.acquired) throw new Error('unreachable');
+    expect(refused.expiresInMs).toBeGreaterThan(0);
+    expect(refused.expiresInMs).toBeLessThanOrEqual(10_000);
+    const taken = await s.acquire({ election, identity: 'next', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!taken.acquired) throw new Error('the reserved identity did not acquire');
+    expect(taken.lease.term).toBeGreaterThan(lease.term);
+    await withEtcd(async (etcd) =>
+      expect(await etcd.get(`${prefix}${election}/reserved`).exec()).toMatchObject({ kvs: [] }),
+    );
+    await s.release(taken.lease, { signal: signal() });
+  });
+
+  it('upgrade: a replica of the previous version that takes a reserved lease voids the reservation, never extends it', async () => {
+    const election = `old-replica-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const first = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    await s.release(first.lease, { signal: signal(), handoverTo: 'b', reserveMs: 30_000 });
+    await withEtcd(async (etcd) => {
+      // The previous version's acquire ignores the reservation key and takes the lease.
+      const old = await previousAcquire(etcd, election, 'old');
+      expect(await s.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old', term: old.term });
+      // Its release (a revoke): the reservation key outlives it, but its term is stale.
+      await etcd.leaseClient.leaseRevoke({ ID: old.leaseId });
+      expect(await s.read(election, { signal: signal() })).toEqual({ held: false, term: old.term });
+    });
+    const taken = await s.acquire({ election, identity: 'c', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(taken.acquired).toBe(true);
+    if (taken.acquired) await s.release(taken.lease, { signal: signal() });
   });
 
   it('accepts whole seconds from 2 s only', () => {
@@ -218,6 +304,25 @@ describe('EtcdLeaseStore specifics', () => {
     expect(() => new EtcdLeaseStore({} as never)).toThrow(TypeError);
   });
 });
+
+/**
+ * Exactly what the version before handover (0d9c296) did to acquire: a granted etcd lease, then one
+ * transaction creating the key `{holder}` attached to it and the term record in the same revision.
+ */
+async function previousAcquire(etcd: Etcd3, election: string, holder: string) {
+  const leaseId = String(BigInt(`0x${randomBytes(7).toString('hex')}`) + 1n);
+  await etcd.leaseClient.leaseGrant({ TTL: 10, ID: leaseId });
+  const key = `${prefix}${election}`;
+  const txn = await etcd
+    .if(key, 'Create', '==', 0)
+    .then(
+      etcd.put(key).value(JSON.stringify({ holder })).lease(leaseId),
+      etcd.put(`${key}/term`).value(JSON.stringify({ holder })),
+    )
+    .commit();
+  if (!txn.succeeded) throw new Error('the previous version would not have acquired');
+  return { election, holder, leaseId, term: Number(txn.header.revision) };
+}
 
 /** `unref`: a timer that only bounds a race must not keep the test process alive. */
 function sleep(ms: number, unref = false): Promise<void> {

@@ -38,6 +38,8 @@ afterAll(async () => {
 describeLeaseStoreConformance('RedisLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
+  handover: true,
+  push: true,
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}:` }),
@@ -148,7 +150,25 @@ describe('RedisLeaseStore specifics', () => {
       await s.writeState(taken.lease, { n: 1 }, { signal: signal() });
       expect(await s.readState(election, { signal: signal() })).toEqual({ value: { n: 1 }, term: taken.lease.term });
       expect(await s.read(election, { signal: signal() })).toMatchObject({ held: true, holder: 'a' });
-      await s.release(taken.lease, { signal: signal() });
+      // Handover too: meta, a request and its clearing, a reserved release, a refused acquire, SCAN.
+      await s.renew(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal(), meta: { leaderships: 1 } });
+      const request = {
+        election,
+        id: 'r1',
+        term: taken.lease.term,
+        requestedBy: 'b',
+        reason: 'operator',
+        requestedAt: 1,
+      };
+      await s.requestHandover(request, { signal: signal() });
+      expect(await s.readHandover(election, { signal: signal() })).toEqual(request);
+      await s.clearHandover(election, 'r1', { signal: signal() });
+      await s.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 5_000 });
+      expect(await s.acquire({ election, identity: 'c', leaseDurationMs: LEASE_MS, signal: signal() })).toMatchObject({
+        acquired: false,
+        reservedFor: 'b',
+      });
+      expect(await s.listElections({ signal: signal() })).toContain(election);
     } finally {
       await withRedis((redis) => redis.call('ACL', 'DELUSER', user));
     }
@@ -187,6 +207,50 @@ describe('RedisLeaseStore specifics', () => {
     }
   });
 
+  it('upgrade: a lease written by the previous version is read, renewed with meta and released to a named identity', async () => {
+    const election = `upgrade-${randomBytes(4).toString('hex')}`;
+    const [leaseKey, termKey] = [`${prefix}{${election}}`, `${prefix}{${election}}:term`];
+    // Exactly what the previous ACQUIRE script wrote: INCR of the counter, then cjson {leaseId, holder, term} PX.
+    const lease = { election, holder: 'old', leaseId: '6c1d7c0e-1f0a-4d7e-9d55-2f7f4a0c1b11', term: 7 };
+    await withRedis(async (redis) => {
+      await redis.set(termKey, '7');
+      await redis.set(leaseKey, JSON.stringify({ leaseId: lease.leaseId, holder: 'old', term: 7 }), 'PX', 10_000);
+    });
+    const s = store({ connection: REDIS_URL, keyPrefix: prefix });
+    expect(await s.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old', term: 7 });
+    await s.renew(lease, { leaseDurationMs: 10_000, signal: signal(), meta: { advertise: 'http://old:3000' } });
+    expect(await s.read(election, { signal: signal() })).toEqual({
+      held: true,
+      holder: 'old',
+      term: 7,
+      meta: { advertise: 'http://old:3000' },
+    });
+    await s.release(lease, { signal: signal(), handoverTo: 'next', reserveMs: 10_000 });
+    expect(await s.read(election, { signal: signal() })).toEqual({ held: false, term: 7, reservedFor: 'next' });
+    const refused = await s.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(refused).toMatchObject({ acquired: false, term: 7, reservedFor: 'next' });
+    const taken = await s.acquire({ election, identity: 'next', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(taken).toMatchObject({ acquired: true, lease: { term: 8 } });
+    await withRedis(async (redis) => expect(await redis.exists(`${prefix}{${election}}:reserved`)).toBe(0));
+  });
+
+  it('upgrade: a replica of the previous version that takes a reserved lease voids the reservation, never extends it', async () => {
+    const election = `old-replica-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: REDIS_URL, keyPrefix: prefix });
+    const first = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    await s.release(first.lease, { signal: signal(), handoverTo: 'b', reserveMs: 30_000 });
+    // The previous version's ACQUIRE ignores the reservation key: it bumps the counter and takes the lease.
+    const keys = [`${prefix}{${election}}`, `${prefix}{${election}}:term`];
+    await withRedis((redis) => redis.eval(PREVIOUS_ACQUIRE, 2, ...keys, 'old-lease-id', 'old', 60_000));
+    expect(await s.read(election, { signal: signal() })).toMatchObject({ held: true, holder: 'old', term: 2 });
+    // Its release (a plain DEL): the reservation key outlives it, but its term is stale, so nobody is refused.
+    await withRedis((redis) => redis.del(keys[0] as string));
+    expect(await s.read(election, { signal: signal() })).toEqual({ held: false, term: 2 });
+    const taken = await s.acquire({ election, identity: 'c', leaseDurationMs: LEASE_MS, signal: signal() });
+    expect(taken).toMatchObject({ acquired: true, lease: { term: 3 } });
+  });
+
   it('refuses a malformed connection URL at construction, naming the option, never echoing it', () => {
     for (const bad of ['redis://:s3cret-pw@cache:port', 'cache:6379 s3cret-pw', 'http://:s3cret-pw@cache:6379']) {
       expectMalformedConnectionRefused(() => new RedisLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
@@ -203,3 +267,16 @@ describe('RedisLeaseStore specifics', () => {
     expect(() => new RedisLeaseStore({} as never)).toThrow(TypeError);
   });
 });
+
+/** The ACQUIRE script of the version before handover (0d9c296), as a replica of it still runs it. */
+const PREVIOUS_ACQUIRE = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  local ok, lease = pcall(cjson.decode, current)
+  if ok and type(lease) == 'table' and lease.leaseId == ARGV[1] then return {1, current} end
+  return {0, current, redis.call('PTTL', KEYS[1])}
+end
+local term = redis.call('INCR', KEYS[2])
+local value = cjson.encode({ leaseId = ARGV[1], holder = ARGV[2], term = term })
+redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3])
+return {1, value}`;

@@ -1,13 +1,19 @@
-import { randomBytes } from 'node:crypto';
 // A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
 // users have installed the optional peer `etcd3`.
-import { Etcd3, EtcdLeaseInvalidError, GRPCCancelledError, type IKeyValue, type IOptions, type Watcher } from 'etcd3';
+import { Etcd3, type IOptions } from 'etcd3';
 import { messages } from '../../leader-election.messages.js';
 import { throwIfAborted } from '../../shared/abort.js';
+import {
+  decodeHandoverRequest,
+  encodeHandoverRequest,
+  encodeLeaseMeta,
+  releaseReservation,
+} from '../handover-support.js';
 import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
+  type HandoverRequest,
   type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
@@ -15,6 +21,7 @@ import {
   type LeaseStore,
   type LeaseStoreLimits,
   type LeaseWatch,
+  type ReleaseOptions,
   type RenewOptions,
   type StateCallOptions,
 } from '../lease-store.js';
@@ -22,6 +29,23 @@ import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '.
 import { type Step, StoreCalls } from '../store-support.js';
 import { etcdClientOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
+import { keepAliveOnce, revokeLease } from './etcd-leases.js';
+import {
+  bindingReservation,
+  EtcdKeys,
+  heldInfo,
+  lastTerm,
+  newEtcdLeaseId,
+  putMetaTxn,
+  readSnapshot,
+  refusal,
+  releaseToTxn,
+  type Snapshot,
+  snapshotOf,
+  storedMetaJson,
+  takeTxn,
+} from './etcd-txns.js';
+import { EtcdDeleteWatches } from './etcd-watch.js';
 
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';
@@ -39,7 +63,9 @@ export interface EtcdLeaseStoreOptions {
   connection?: string | string[] | IOptions;
   /**
    * Prefix of the keys: `<prefix><election>` is the lease key, `<prefix><election>/term` records
-   * the last term, `<prefix><election>/state/<key>` holds leader state. Default `leader-election/`.
+   * the last term, `<prefix><election>/state/<key>` holds leader state, `<prefix><election>/reserved`
+   * a directed handover's reservation and `<prefix><election>/handover` the pending handover
+   * request. Default `leader-election/`.
    */
   keyPrefix?: string;
   /** Upper bound of one gRPC call (its deadline), besides the caller's signal. Default 10000. */
@@ -58,6 +84,13 @@ export interface EtcdLeaseStoreOptions {
  * Leader state is written by a transaction comparing the lease key's etcd lease and create revision
  * (the term) with ours: the key exists only while its lease lives, so it fails once we lost it.
  *
+ * Handover: the holder's meta lives in the lease value (written by the acquire transaction, and by a
+ * transaction conditional on our lease when a renew's meta changed). A release to a named identity
+ * is one transaction that deletes our key and puts a reservation key attached to a fresh etcd lease
+ * whose TTL is `reserveMs` rounded UP to whole seconds (and at least etcd's minimum TTL, 2 s by
+ * default); acquire refuses anyone else while that key lives, and its own transaction deletes it.
+ * A handover request is one plain key, cleared by a transaction comparing its revision.
+ *
  * etcd counts TTLs in whole seconds: lease durations are whole seconds from 2 s. The TTL is fixed
  * when the lease is granted; a renewal asking for a longer duration reports the lease lost.
  */
@@ -70,19 +103,18 @@ export class EtcdLeaseStore implements LeaseStore {
     reason: messages.etcd.leaseDurationReason,
   };
 
-  private readonly prefix: string;
+  private readonly keys: EtcdKeys;
   private readonly callTimeoutMs: number;
   private readonly userClient?: Etcd3;
   private readonly connection?: IOptions;
   private client?: Etcd3;
-  private readonly watchers = new Set<Watcher>();
+  private readonly watches = new EtcdDeleteWatches(() => this.getClient());
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
   private readonly calls = new StoreCalls({
     name: STORE,
-    classify: (error) => classifyEtcdError(error, this.prefix),
-    // Chosen by us, not by etcd: an acquire whose reply was lost can then still be revoked by id.
-    newLeaseId: () => String((randomBytes(8).readBigUInt64BE() >> 2n) + 1n),
+    classify: (error) => classifyEtcdError(error, this.keys.prefix),
+    newLeaseId: newEtcdLeaseId,
   });
 
   constructor(options: EtcdLeaseStoreOptions) {
@@ -95,7 +127,7 @@ export class EtcdLeaseStore implements LeaseStore {
     if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
       throw new TypeError(messages.backend.invalidPrefix(STORE, 'keyPrefix', prefix));
     }
-    this.prefix = prefix;
+    this.keys = new EtcdKeys(prefix);
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.userClient = options.client;
     if (!options.client) {
@@ -103,41 +135,45 @@ export class EtcdLeaseStore implements LeaseStore {
     }
   }
 
-  acquire(request: AcquireRequest): Promise<AcquireResult> {
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const { election, identity, leaseDurationMs } = request;
-    const key = this.key(election);
+    const meta = encodeLeaseMeta(STORE, request.meta);
     const attempt = async (leaseId: string, step: Step): Promise<AcquireResult> => {
       const etcd = this.getClient();
       // Polling followers mostly find the key held: one read answers that without granting a lease.
       // Just after the watch saw the key deleted it is most likely free: skip the read (one round
       // trip less on a handover); if another got there first, the transaction says so.
+      let seen: Snapshot | undefined;
       if (!this.seenDeleted.delete(election)) {
-        const current = (await etcd.get(key).options(this.callOptions()).exec()).kvs[0];
-        if (current) return notAcquired(current);
+        seen = await readSnapshot(etcd, this.keys, election, this.callOptions());
+        const refused = await refusal(etcd, seen, identity, this.callOptions());
+        if (refused) return refused;
         step();
       }
       await etcd.leaseClient.leaseGrant({ TTL: Math.ceil(leaseDurationMs / 1000), ID: leaseId }, this.callOptions());
       step();
-      const txn = await etcd
-        .if(key, 'Create', '==', 0)
-        .then(
-          etcd
-            .put(key)
-            .value(JSON.stringify({ holder: identity }))
-            .lease(leaseId),
-          // Written in the same revision as the key: it keeps the last term once the key is gone.
-          etcd.put(this.termKey(election)).value(JSON.stringify({ holder: identity })),
-        )
-        .else(etcd.get(key))
-        .options(this.callOptions())
-        .commit();
-      if (txn.succeeded) {
-        return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(txn.header.revision) } };
+      // A second round only when the first found a reservation the skipped read did not see, that
+      // turned out ours or void: the transaction then expects exactly that reservation key.
+      for (let round = 1; ; round++) {
+        const reservedMod = seen?.reserved?.mod_revision ?? '0';
+        const txn = await takeTxn(etcd, this.keys, election, { identity, leaseId, meta, reservedMod })
+          .options(this.callOptions())
+          .commit();
+        if (txn.succeeded) {
+          // The ended reservation's etcd lease guards nothing now.
+          const reservation = seen?.reserved?.lease;
+          if (reservation && reservation !== '0') this.calls.track(this.revoke(reservation));
+          return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(txn.header.revision) } };
+        }
+        seen = snapshotOf(txn.responses);
+        const refused = await refusal(etcd, seen, identity, this.callOptions());
+        if (refused || round === 2) {
+          // Someone took the key, or reserved it, since our read: our lease guards nothing.
+          this.calls.track(this.revoke(leaseId));
+          return refused ?? { acquired: false, term: lastTerm(seen) };
+        }
+        step();
       }
-      // Someone created the key between our read and the transaction: our lease guards nothing.
-      this.calls.track(this.revoke(leaseId));
-      const winner = txn.responses[0]?.response_range?.kvs[0];
-      return winner ? notAcquired(winner) : { acquired: false };
     };
     // The key lives only as long as the etcd lease: revoking the attempt's lease undoes it.
     return this.calls.acquire(request, {
@@ -147,23 +183,28 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
+    const meta = encodeLeaseMeta(STORE, options.meta);
     throwIfAborted(options.signal);
     // Not an etcd lease id at all: certainly not a lease we were granted.
     if (!LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(messages.leaseLost(lease.election));
-    const key = this.key(lease.election);
-    const renewed = await this.calls.run(options.signal, async () => {
+    const key = this.keys.lease(lease.election);
+    const renewed = await this.calls.run(options.signal, async (step) => {
       const etcd = this.getClient();
       // Both in parallel: the keep-alive extends the TTL if the lease lives; the read proves the
       // key is still attached to it (a lease outliving its key guards nothing).
       const [ttl, current] = await Promise.all([
-        this.keepAliveOnce(etcd, lease.leaseId, options.signal),
+        keepAliveOnce(etcd, lease.leaseId, options.signal, this.callOptions()),
         etcd.get(key).options(this.callOptions()).exec(),
       ]);
       const kv = current.kvs[0];
       // etcd fixes the TTL when the lease is granted. Asked for more than that, the lease would end
       // before the caller expects: report it lost, so the next acquire grants the longer TTL.
       const longEnough = ttl * 1000 >= options.leaseDurationMs;
-      return longEnough && kv?.lease === lease.leaseId && kv.create_revision === String(lease.term);
+      const ours = longEnough && kv?.lease === lease.leaseId && kv.create_revision === String(lease.term);
+      // A write (a raft round and a disk sync) only when the meta changed, conditional on our lease.
+      if (!ours || !kv || meta === undefined || storedMetaJson(kv) === meta) return ours;
+      step();
+      return (await putMetaTxn(etcd, this.keys, lease, kv, meta).options(this.callOptions()).commit()).succeeded;
     });
     if (!renewed) {
       this.calls.track(this.revoke(lease.leaseId));
@@ -171,38 +212,80 @@ export class EtcdLeaseStore implements LeaseStore {
     }
   }
 
-  async release(lease: Lease, options: CallOptions): Promise<void> {
+  async release(lease: Lease, options: ReleaseOptions): Promise<void> {
+    const reservation = releaseReservation(options);
     throwIfAborted(options.signal);
     if (!LEASE_ID.test(lease.leaseId)) return;
     // One write: revoking our etcd lease deletes the key only if it is still attached to it (ours:
     // lease ids are random per acquire), and etcd tells the watchers at once. A conditional delete
-    // first would put a second write, and its disk sync, before the next holder's own writes.
-    await this.calls.run(options.signal, async () => {
+    // first would put a second write, and its disk sync, before the next holder's own writes —
+    // except for a directed handover, whose reservation must be written in the same transaction.
+    await this.calls.run(options.signal, async (step) => {
+      if (reservation) await this.releaseTo(lease, reservation, step);
       await this.revoke(lease.leaseId);
     });
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    return this.calls.run(options.signal, async (step) => {
-      const etcd = this.getClient();
-      const current = (await etcd.get(this.key(election)).options(this.callOptions()).exec()).kvs[0];
-      if (current) return { held: true, holder: holderOf(current), term: Number(current.create_revision) };
-      step();
-      const last = (await etcd.get(this.termKey(election)).options(this.callOptions()).exec()).kvs[0];
-      return { held: false, term: last ? Number(last.mod_revision) : 0 };
+    const seen = await this.calls.run(options.signal, () =>
+      readSnapshot(this.getClient(), this.keys, election, this.callOptions()),
+    );
+    if (seen.lease) return heldInfo(seen.lease);
+    const term = lastTerm(seen);
+    const reservedFor = bindingReservation(seen)?.to;
+    return reservedFor === undefined ? { held: false, term } : { held: false, term, reservedFor };
+  }
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+    const json = encodeHandoverRequest(STORE, request);
+    await this.calls.run(options.signal, async () => {
+      await this.getClient().put(this.keys.handover(request.election)).value(json).options(this.callOptions()).exec();
     });
+  }
+
+  async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    const kv = await this.calls.run(options.signal, async () => {
+      const etcd = this.getClient();
+      return (await etcd.get(this.keys.handover(election)).options(this.callOptions()).exec()).kvs[0];
+    });
+    return kv ? decodeHandoverRequest(kv.value.toString()) : undefined;
+  }
+
+  async clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
+    const key = this.keys.handover(election);
+    await this.calls.run(options.signal, async (step) => {
+      const etcd = this.getClient();
+      const kv = (await etcd.get(key).options(this.callOptions()).exec()).kvs[0];
+      if (!kv || decodeHandoverRequest(kv.value.toString())?.id !== id) return;
+      step();
+      // Only the version we read: a newer request written meanwhile is kept.
+      await etcd
+        .if(key, 'Mod', '==', kv.mod_revision)
+        .then(etcd.delete().key(key))
+        .options(this.callOptions())
+        .commit();
+    });
+  }
+
+  /** One range over the prefix, keys only (state values are never sent). */
+  async listElections(options: CallOptions): Promise<string[]> {
+    const keys = await this.calls.run(options.signal, async () =>
+      this.getClient().getAll().prefix(this.keys.prefix).options(this.callOptions()).keys(),
+    );
+    const names = new Set(keys.flatMap((key) => this.keys.electionOf(key) ?? []));
+    return [...names].sort();
   }
 
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
     const { key, entry } = prepareStateWrite(this, lease, value, options);
     if (!LEASE_ID.test(lease.leaseId)) throw stateLostError(lease);
-    const leaseKey = this.key(lease.election);
+    const leaseKey = this.keys.lease(lease.election);
     const txn = await this.calls.run(options.signal, async () => {
       const etcd = this.getClient();
       return etcd
         .if(leaseKey, 'Lease', '==', lease.leaseId)
         .and(leaseKey, 'Create', '==', lease.term)
-        .then(etcd.put(this.stateKey(lease.election, key)).value(entry))
+        .then(etcd.put(this.keys.state(lease.election, key)).value(entry))
         .options(this.callOptions())
         .commit();
     });
@@ -213,51 +296,18 @@ export class EtcdLeaseStore implements LeaseStore {
     const key = stateKey(options);
     const kv = await this.calls.run(options.signal, async () => {
       const etcd = this.getClient();
-      return (await etcd.get(this.stateKey(election, key)).options(this.callOptions()).exec()).kvs[0];
+      return (await etcd.get(this.keys.state(election, key)).options(this.callOptions()).exec()).kvs[0];
     });
     return kv ? decodeStateEntry(STORE, election, key, kv.value.toString()) : undefined;
   }
 
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
-    let watcher: Watcher | undefined;
-    let closed = false;
-    const opened = Promise.resolve()
-      .then(() => this.getClient())
-      .then((etcd) => {
-        if (closed) return;
-        watcher = etcd.watch().key(this.key(election)).only('delete').watcher();
-        this.watchers.add(watcher);
-        let connectedBefore = false;
-        // After a reconnect etcd3 resumes from the last revision seen, but a spurious wake is cheap.
-        watcher.on('connected', () => {
-          if (connectedBefore) onMayBeFree();
-          connectedBefore = true;
-        });
-        watcher.on('delete', () => {
-          this.seenDeleted.add(election);
-          onMayBeFree();
-        });
-        // Best effort: etcd3 reconnects the watch stream itself; polling covers the gap.
-        watcher.on('error', () => undefined);
-      })
-      .catch(() => undefined);
-    return {
-      close: async () => {
-        closed = true;
-        await opened;
-        if (!watcher) return;
-        this.watchers.delete(watcher);
-        await watcher.cancel().catch(() => undefined);
-      },
-    };
+    return this.watches.add(this.keys.lease(election), () => this.seenDeleted.add(election), onMayBeFree);
   }
 
   close(): Promise<void> {
     return this.calls.close({
-      stopWatching: async () => {
-        await Promise.allSettled([...this.watchers].map((watcher) => watcher.cancel()));
-        this.watchers.clear();
-      },
+      stopWatching: () => this.watches.close(),
       // Only our own client: a client the user passed in stays theirs.
       disconnect: () => this.client !== this.userClient && this.client?.close(),
     });
@@ -265,16 +315,21 @@ export class EtcdLeaseStore implements LeaseStore {
 
   // ---- internals ------------------------------------------------------------------------------
 
-  private key(election: string): string {
-    return `${this.prefix}${election}`;
-  }
-
-  private termKey(election: string): string {
-    return `${this.prefix}${election}/term`;
-  }
-
-  private stateKey(election: string, key: string): string {
-    return `${this.prefix}${election}/state/${key}`;
+  /** Frees our key and reserves the election for `to`, in one transaction conditional on our lease. */
+  private async releaseTo(lease: Lease, reservation: { to: string; ms: number }, step: Step): Promise<void> {
+    const etcd = this.getClient();
+    const reservationId = newEtcdLeaseId();
+    // Whole seconds, rounded up: a reservation never ends before reserveMs.
+    await etcd.leaseClient.leaseGrant({ TTL: Math.ceil(reservation.ms / 1000), ID: reservationId }, this.callOptions());
+    let reserved = false;
+    try {
+      step();
+      const txn = releaseToTxn(etcd, this.keys, lease, reservation.to, reservationId);
+      reserved = (await txn.options(this.callOptions()).commit()).succeeded;
+    } finally {
+      // Not ours any more (or the outcome is unknown): nothing, or nothing needed, hangs on it.
+      if (!reserved) this.calls.track(this.revoke(reservationId));
+    }
   }
 
   /** A deadline for one gRPC call, so nothing we abandon lingers on the channel for long. */
@@ -282,52 +337,13 @@ export class EtcdLeaseStore implements LeaseStore {
     return { deadline: new Date(Date.now() + this.callTimeoutMs) };
   }
 
-  /** One keep-alive on a stream of its own; resolves the TTL etcd answered (0: lease gone). */
-  private async keepAliveOnce(etcd: Etcd3, leaseId: string, signal: AbortSignal): Promise<number> {
-    const stream = await etcd.leaseClient.leaseKeepAlive(this.callOptions());
-    const cancel = () => stream.cancel();
-    signal.addEventListener('abort', cancel, { once: true });
-    try {
-      return await new Promise<number>((resolve, reject) => {
-        stream.on('data', (response: { TTL: string }) => resolve(Number(response.TTL)));
-        stream.on('error', reject);
-        stream.on('end', () => reject(new GRPCCancelledError('keep-alive stream ended')));
-        stream.write({ ID: leaseId });
-      });
-    } finally {
-      signal.removeEventListener('abort', cancel);
-      stream.end();
-    }
-  }
-
-  private async revoke(leaseId: string): Promise<void> {
-    const etcd = this.getClient();
-    try {
-      await etcd.leaseClient.leaseRevoke({ ID: leaseId }, this.callOptions());
-    } catch (error) {
-      // Already expired or revoked: that is what we wanted.
-      if (!(error instanceof EtcdLeaseInvalidError)) throw error;
-    }
+  private revoke(leaseId: string): Promise<void> {
+    return revokeLease(this.getClient(), leaseId, this.callOptions());
   }
 
   private getClient(): Etcd3 {
     this.calls.assertOpen();
     this.client ??= this.userClient ?? new Etcd3(this.connection);
     return this.client;
-  }
-}
-
-// ---- helpers ------------------------------------------------------------------------------------
-
-function notAcquired(kv: IKeyValue): AcquireResult {
-  return { acquired: false, holder: holderOf(kv), term: Number(kv.create_revision) };
-}
-
-function holderOf(kv: IKeyValue): string | undefined {
-  try {
-    const holder = (JSON.parse(kv.value.toString()) as { holder?: unknown }).holder;
-    return typeof holder === 'string' ? holder : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { decodeLeaseMeta } from '../handover-support.js';
+import type { LeaseMeta } from '../lease-store.js';
 
 export interface Script {
   lua: string;
@@ -6,10 +8,15 @@ export interface Script {
 }
 
 // The scripts run atomically on the server, so check-then-act needs no lock. A lease value is
-// JSON {leaseId, holder, term}; renew and release act only when its leaseId (and term) are ours.
+// JSON {leaseId, holder, term, meta?} (meta: the holder's LeaseMeta as a JSON string, absent when
+// none — the previous version wrote no meta and ignores it); renew and release act only when its
+// leaseId (and term) are ours. A reservation (a directed handover) is JSON {to, term}: `term` is
+// the term counter when it was made, so it binds only while nobody has taken the lease since — a
+// replica of the previous version, which ignores reservations, voids it by taking the lease.
 
 /**
- * KEYS: lease, term counter. ARGV: lease id, holder, duration ms. → {1, value} or {0, current value, PTTL}.
+ * KEYS: lease, term counter, reservation. ARGV: lease id, holder, duration ms, meta JSON ('' none).
+ * → {1, value} acquired, {0, current value, PTTL} held, {2, reserved identity, PTTL, counter} reserved.
  * Idempotent for its own lease id: ioredis resends a command whose reply was lost (after a
  * reconnect), and the resend must answer "acquired" with the same lease, not "held by someone"
  * — which would leave the lease held under an id nobody knows.
@@ -22,30 +29,66 @@ if current then
   -- The holder's remaining time (ms, Redis's clock): when a follower should try again.
   return {0, current, redis.call('PTTL', KEYS[1])}
 end
+local reserved = redis.call('GET', KEYS[3])
+if reserved then
+  local ok, r = pcall(cjson.decode, reserved)
+  local counter = redis.call('GET', KEYS[2])
+  if ok and type(r) == 'table' and type(r.to) == 'string' and r.term == tonumber(counter) and r.to ~= ARGV[2] then
+    return {2, r.to, redis.call('PTTL', KEYS[3]), counter}
+  end
+  -- Ours, or void: taking the lease ends it.
+  redis.call('DEL', KEYS[3])
+end
 -- The counter moves only on success: terms strictly increase across holders, without gaps.
 local term = redis.call('INCR', KEYS[2])
-local value = cjson.encode({ leaseId = ARGV[1], holder = ARGV[2], term = term })
+local lease = { leaseId = ARGV[1], holder = ARGV[2], term = term }
+if ARGV[4] ~= '' then lease.meta = ARGV[4] end
+local value = cjson.encode(lease)
 redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3])
 return {1, value}`);
 
-/** KEYS: lease. ARGV: lease id, term, duration ms. → 1 renewed, 0 not ours. */
+/**
+ * KEYS: lease. ARGV: lease id, term, duration ms, meta JSON ('' keep). → 1 renewed, 0 not ours.
+ * The value is rewritten only when the meta changed: a renew is otherwise one PEXPIRE.
+ */
 export const RENEW = script(`
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
 local ok, lease = pcall(cjson.decode, current)
-if not ok or lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if not ok or type(lease) ~= 'table' or lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[4] == '' or lease.meta == ARGV[4] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+else
+  lease.meta = ARGV[4]
+  redis.call('SET', KEYS[1], cjson.encode(lease), 'PX', ARGV[3])
+end
 return 1`);
 
-/** KEYS: lease. ARGV: lease id, term ('' = any), channel, election. → 1 released, 0 not ours. */
+/**
+ * KEYS: lease, reservation. ARGV: lease id, term ('' = any), channel, election, reserved identity
+ * ('' none), reservation ms. → 1 released, 0 not ours. The reservation is written in the same step
+ * as the delete, and the PUBLISH wakes every watcher (the reserved one takes it, others are told).
+ */
 export const RELEASE = script(`
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
 local ok, lease = pcall(cjson.decode, current)
-if not ok or lease.leaseId ~= ARGV[1] then return 0 end
+if not ok or type(lease) ~= 'table' or lease.leaseId ~= ARGV[1] then return 0 end
 if ARGV[2] ~= '' and lease.term ~= tonumber(ARGV[2]) then return 0 end
 redis.call('DEL', KEYS[1])
+if ARGV[5] ~= '' then
+  redis.call('SET', KEYS[2], cjson.encode({ to = ARGV[5], term = lease.term }), 'PX', ARGV[6])
+end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1`);
+
+/** KEYS: handover request. ARGV: request id. → 1 removed, 0 none or another request. */
+export const CLEAR_HANDOVER = script(`
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, request = pcall(cjson.decode, current)
+if not ok or type(request) ~= 'table' or request.id ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
 return 1`);
 
 /**
@@ -63,4 +106,39 @@ return 1`);
 
 function script(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+export interface LeaseValue {
+  leaseId?: string;
+  holder?: string;
+  term?: number;
+  /** The holder's LeaseMeta as JSON (absent in values of the previous version). */
+  meta?: string;
+}
+
+// ---- the values the scripts write, read back (never throws: a key written by hand is no crash) ----
+
+export function parseValue(raw: string | null | undefined): LeaseValue {
+  try {
+    const value = JSON.parse(raw ?? '{}') as LeaseValue;
+    return typeof value === 'object' && value ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+export function metaOf(value: LeaseValue): { meta?: LeaseMeta } {
+  const meta = decodeLeaseMeta(value.meta);
+  return meta === undefined ? {} : { meta };
+}
+
+export function parseReservation(raw: string | null | undefined): { to: string; term: number } | undefined {
+  try {
+    const value = JSON.parse(raw ?? 'null') as { to?: unknown; term?: unknown } | null;
+    return typeof value?.to === 'string' && typeof value.term === 'number'
+      ? { to: value.to, term: value.term }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

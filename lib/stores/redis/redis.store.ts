@@ -3,25 +3,41 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { messages } from '../../leader-election.messages.js';
 import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  FatalLeaseStoreError,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreError,
-  type LeaseStoreLimits,
-  type LeaseWatch,
-  type RenewOptions,
-  type StateCallOptions,
-  TransientLeaseStoreError,
+  decodeHandoverRequest,
+  encodeHandoverRequest,
+  encodeLeaseMeta,
+  releaseReservation,
+} from '../handover-support.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseStoreLimits,
+  LeaseWatch,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
 } from '../lease-store.js';
+import { LeaseLostError } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { checkConnectionUrl, StoreCalls, serverClockLimits } from '../store-support.js';
-import { ACQUIRE, RELEASE, RENEW, type Script, WRITE_STATE } from './redis-scripts.js';
+import { classifyRedisError, replyCode } from './redis-errors.js';
+import {
+  ACQUIRE,
+  CLEAR_HANDOVER,
+  metaOf,
+  parseReservation,
+  parseValue,
+  RELEASE,
+  RENEW,
+  type Script,
+  WRITE_STATE,
+} from './redis-scripts.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 
 const STORE = 'RedisLeaseStore';
@@ -40,18 +56,17 @@ export interface RedisLeaseStoreOptions {
   connection?: string | RedisOptions;
   /**
    * Prefix of every key and of the release channel. Default `leader-election:`. Keys are
-   * `<prefix>{<election>}` (the lease), `<prefix>{<election>}:term` (the fencing counter) and
-   * `<prefix>{<election>}:state` (the leader-state hash): the braces keep them in one Redis
-   * Cluster slot, so one script can check the lease and write the state.
+   * `<prefix>{<election>}` (the lease), `<prefix>{<election>}:term` (the fencing counter),
+   * `<prefix>{<election>}:state` (the leader-state hash), `<prefix>{<election>}:reserved` (a
+   * directed handover's reservation) and `<prefix>{<election>}:handover` (the pending handover
+   * request): the braces keep them in one Redis Cluster slot, so one script can check the lease
+   * and write the others.
    */
   keyPrefix?: string;
 }
 
-interface LeaseValue {
-  leaseId?: string;
-  holder?: string;
-  term?: number;
-}
+/** Election names in keys this store wrote: only the term counter and the request mark one. */
+const ELECTION_KEY = /^\{(.+)\}:(term|handover)$/;
 
 /**
  * Leases as Redis keys with a server-side expiry (`PX`): a Lua script takes the key only when it
@@ -61,6 +76,12 @@ interface LeaseValue {
  *
  * Leader state is a hash (field = key, value = JSON `{ value, term }`) written by a script that first
  * finds our lease id and term in the unexpired lease key.
+ *
+ * Handover: the holder's meta lives in the lease value (written by acquire and by a renew whose meta
+ * changed, in their scripts). A release to a named identity deletes the lease and sets a
+ * reservation key `{to, term}` with a server-side expiry (`PX reserveMs`) in one script; acquire
+ * refuses anyone else while that key lives and its term is still the counter's, and deletes it when
+ * the lease is taken. A handover request is one plain key, cleared by a script comparing its id.
  *
  * Keep the counter and state keys from eviction (maxmemory-policy `noeviction` or a `volatile-*` policy): if
  * it vanished, terms would start again at 1.
@@ -77,7 +98,7 @@ export class RedisLeaseStore implements LeaseStore {
   private subscriber?: RedisSubscriber;
   private readonly calls = new StoreCalls({
     name: STORE,
-    classify: (error) => this.classify(error),
+    classify: (error) => classifyRedisError(error, this.prefix),
     onBusy: (busy) => this.holdProcess(busy),
   });
   private busy = false;
@@ -112,20 +133,24 @@ export class RedisLeaseStore implements LeaseStore {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const { election, identity, leaseDurationMs } = request;
+    const meta = encodeLeaseMeta(STORE, request.meta) ?? '';
     return this.calls.acquire(request, {
       attempt: async (leaseId) => {
-        const keys = [this.leaseKey(election), this.termKey(election)];
-        const reply = await this.eval(this.getClient(), ACQUIRE, keys, [leaseId, identity, leaseDurationMs]);
-        const [won, raw, ttl] = reply as [number | string, string, (number | string)?];
-        const value = parseValue(raw);
-        if (Number(won) === 1) {
-          return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(value.term) } };
-        }
-        const term = value.term === undefined ? undefined : Number(value.term);
+        const keys = [this.leaseKey(election), this.termKey(election), this.reservedKey(election)];
+        const reply = await this.eval(this.getClient(), ACQUIRE, keys, [leaseId, identity, leaseDurationMs, meta]);
+        const [outcome, raw, ttl, counter] = reply as [number | string, string, (number | string)?, string?];
         // PTTL: -1 no expiry, -2 gone (both: no hint, poll as usual).
         const expiresInMs = Number(ttl);
         const hint = expiresInMs >= 0 ? { expiresInMs } : {};
-        return { acquired: false, holder: value.holder, term, ...hint };
+        if (Number(outcome) === 2) {
+          return { acquired: false, term: Number(counter ?? 0), reservedFor: raw, ...hint };
+        }
+        const value = parseValue(raw);
+        if (Number(outcome) === 1) {
+          return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(value.term) } };
+        }
+        const term = value.term === undefined ? undefined : Number(value.term);
+        return { acquired: false, holder: value.holder, term, ...hint, ...metaOf(value) };
       },
       releaseAttempt: (leaseId, signal) =>
         this.run(signal, (client) => this.releaseScript(client, election, leaseId, '')),
@@ -133,27 +158,67 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
+    const meta = encodeLeaseMeta(STORE, options.meta) ?? '';
+    const args = [lease.leaseId, lease.term, options.leaseDurationMs, meta];
     const renewed = await this.run(options.signal, (client) =>
-      this.eval(client, RENEW, [this.leaseKey(lease.election)], [lease.leaseId, lease.term, options.leaseDurationMs]),
+      this.eval(client, RENEW, [this.leaseKey(lease.election)], args),
     );
     if (Number(renewed) !== 1) throw new LeaseLostError(messages.leaseLost(lease.election));
   }
 
-  async release(lease: Lease, options: CallOptions): Promise<void> {
+  async release(lease: Lease, options: ReleaseOptions): Promise<void> {
+    const reservation = releaseReservation(options);
     await this.run(options.signal, (client) =>
-      this.releaseScript(client, lease.election, lease.leaseId, String(lease.term)),
+      this.releaseScript(client, lease.election, lease.leaseId, String(lease.term), reservation),
     );
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    const [raw, counter] = await this.run(options.signal, (client) =>
-      client.mget(this.leaseKey(election), this.termKey(election)),
+    const [raw, counter, reserved] = await this.run(options.signal, (client) =>
+      client.mget(this.leaseKey(election), this.termKey(election), this.reservedKey(election)),
     );
     if (raw) {
       const value = parseValue(raw);
-      return { held: true, holder: value.holder, term: Number(value.term ?? counter ?? 0) };
+      return { held: true, holder: value.holder, term: Number(value.term ?? counter ?? 0), ...metaOf(value) };
     }
-    return { held: false, term: Number(counter ?? 0) };
+    const term = Number(counter ?? 0);
+    // The key expires by itself (PX); its term tag voids it once anyone took the lease since.
+    const reservation = parseReservation(reserved);
+    return reservation?.term === term ? { held: false, term, reservedFor: reservation.to } : { held: false, term };
+  }
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+    const json = encodeHandoverRequest(STORE, request);
+    await this.run(options.signal, (client) => client.set(this.handoverKey(request.election), json));
+  }
+
+  async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    const raw = await this.run(options.signal, (client) => client.get(this.handoverKey(election)));
+    return decodeHandoverRequest(raw);
+  }
+
+  async clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
+    await this.run(options.signal, (client) => this.eval(client, CLEAR_HANDOVER, [this.handoverKey(election)], [id]));
+  }
+
+  /** SCAN (never KEYS: it would block the server) over this prefix; one command per 1000 keys. */
+  async listElections(options: CallOptions): Promise<string[]> {
+    const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}{*`;
+    return this.calls.run(options.signal, async (step) => {
+      const client = this.getClient();
+      const names = new Set<string>();
+      let cursor = '0';
+      do {
+        const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        for (const key of keys) {
+          const name = ELECTION_KEY.exec(key.slice(this.prefix.length))?.[1];
+          if (name !== undefined) names.add(name);
+        }
+        cursor = next;
+        step();
+      } while (cursor !== '0');
+      return [...names].sort();
+    });
   }
 
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
@@ -198,8 +263,24 @@ export class RedisLeaseStore implements LeaseStore {
     return `${this.prefix}{${election}}:state`;
   }
 
-  private releaseScript(client: Redis, election: string, leaseId: string, term: string): Promise<unknown> {
-    return this.eval(client, RELEASE, [this.leaseKey(election)], [leaseId, term, this.channel, election]);
+  private reservedKey(election: string): string {
+    return `${this.prefix}{${election}}:reserved`;
+  }
+
+  private handoverKey(election: string): string {
+    return `${this.prefix}{${election}}:handover`;
+  }
+
+  private releaseScript(
+    client: Redis,
+    election: string,
+    leaseId: string,
+    term: string,
+    reservation?: { to: string; ms: number },
+  ): Promise<unknown> {
+    const keys = [this.leaseKey(election), this.reservedKey(election)];
+    const args = [leaseId, term, this.channel, election, reservation?.to ?? '', reservation?.ms ?? 0];
+    return this.eval(client, RELEASE, keys, args);
   }
 
   /** EVALSHA, falling back to EVAL the first time the server has not cached the script. */
@@ -244,57 +325,4 @@ export class RedisLeaseStore implements LeaseStore {
     if (busy) stream?.ref?.();
     else stream?.unref?.();
   }
-
-  private classify(error: unknown): LeaseStoreError {
-    const reply = replyCode(error);
-    // ioredis attaches the failed command to a reply error, and HELLO/AUTH carry the password.
-    const options = carriesCredentials(error) ? undefined : { cause: error };
-    switch (reply) {
-      case 'NOAUTH':
-      case 'WRONGPASS':
-        return new FatalLeaseStoreError(messages.redis.authFailed(reply), options);
-      case 'NOPERM':
-        return new FatalLeaseStoreError(messages.redis.permissionDenied(this.prefix), options);
-      case 'READONLY':
-        return new TransientLeaseStoreError(messages.redis.replicaReadOnly, options);
-      case undefined:
-        return new TransientLeaseStoreError(messages.backend.unreachable(STORE, networkCode(error)), options);
-      default:
-        return new TransientLeaseStoreError(messages.backend.failed(STORE, reply), options);
-    }
-  }
-}
-
-// ---- helpers ------------------------------------------------------------------------------------
-
-function parseValue(raw: string | null | undefined): LeaseValue {
-  try {
-    const value = JSON.parse(raw ?? '{}') as LeaseValue;
-    return typeof value === 'object' && value ? value : {};
-  } catch {
-    return {};
-  }
-}
-
-/** The server's error code (first word of a reply error, e.g. NOPERM); never the rest of it. */
-function replyCode(error: unknown): string | undefined {
-  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
-  return /^[A-Z]+/.exec(error.message)?.[0] ?? 'ERR';
-}
-
-/** A reply error to the connection handshake quotes the credentials in its `command` field. */
-function carriesCredentials(error: unknown): boolean {
-  const name = (error as { command?: { name?: unknown } } | undefined)?.command?.name;
-  return typeof name === 'string' && /^(hello|auth)$/i.test(name);
-}
-
-function networkCode(error: unknown): string {
-  const value = (error as { code?: unknown } | undefined)?.code;
-  if (typeof value === 'string') return value;
-  if (error instanceof Error) {
-    if (/closed/i.test(error.message)) return 'connection closed';
-    if (/timed? ?out/i.test(error.message)) return 'timeout';
-    return error.name;
-  }
-  return 'unknown error';
 }
