@@ -74,6 +74,8 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
   return {
     leaseDurationMs: LEASE_MS,
     leaderState: true,
+    // No push: Azure has no watch, followers poll.
+    handover: true,
     createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
     createStoreInFreshNamespace: () =>
       new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
