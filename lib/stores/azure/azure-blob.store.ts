@@ -38,10 +38,10 @@ import { deleteRequest, getRequest, listElectionNames, putRequest, SIDE_BLOB_SUF
 import {
   holderMetadata,
   holderOf,
-  type Metadata,
   metaOf,
   reservationOf,
   termOf,
+  WrittenMetadata,
   withMeta,
   withReservation,
 } from './azure-metadata.js';
@@ -79,11 +79,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   private readonly blobPrefix: string;
   /** Leases seen breaking or broken, per blob: under which term, and when first (monotonic ms). */
   private readonly brokenSeen = new Map<string, { term: number; since: number }>();
-  /**
-   * The metadata each of our leases last wrote, by lease id: only that lease can change it, so a
-   * renew sends a metadata write only when the meta changed, and a reserving release needs no read.
-   */
-  private readonly written = new Map<string, { metadata: Metadata; meta?: string }>();
+  private readonly written = new WrittenMetadata();
   private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
   private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
@@ -144,7 +140,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
           const metadata = holderMetadata(leased.metadata, term, identity, meta);
           await blob.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId, ifMatch: leased.etag } });
           this.brokenSeen.delete(blob.name);
-          this.written.set(leaseId, { metadata, meta });
+          this.written.recorded(leaseId, metadata, meta);
           return { acquired: true, lease: { election, holder: identity, leaseId, term } };
         } catch (error) {
           const cause = this.classify(error, 'record term', election, signal);
@@ -181,16 +177,18 @@ export class AzureBlobLeaseStore implements LeaseStore {
         // the lease it renewed: success under another id means the lease is not ours.
         if (renewed !== lease.leaseId) throw new LeaseLostError(messages.azure.renewedForeignLease(lease.election));
         // Unchanged meta costs nothing: a leader's renewal stays one request.
-        if (meta === undefined || meta === this.written.get(lease.leaseId)?.meta) return;
+        if (meta === undefined || meta === this.written.metaOf(lease.leaseId)) return;
         step();
-        await this.rewriteMetadata(blob, lease, signal, 'record meta', (metadata) =>
-          withMeta(metadata, meta, lease.term),
-        );
-        const written = this.written.get(lease.leaseId);
-        if (written) written.meta = meta;
+        try {
+          await this.written.rewrite(blob, lease, signal, (metadata) => withMeta(metadata, meta, lease.term), meta);
+        } catch (error) {
+          const cause = this.classify(error, 'record meta', lease.election, signal);
+          // The lease is renewed either way; the meta, still unrecorded, is written at the next renewal.
+          if (cause.kind !== 'transient') throw cause;
+        }
       });
     } catch (error) {
-      if (error instanceof LeaseLostError) this.written.delete(lease.leaseId);
+      if (error instanceof LeaseLostError) this.written.forget(lease.leaseId);
       throw error;
     }
   }
@@ -203,20 +201,20 @@ export class AzureBlobLeaseStore implements LeaseStore {
       if (reservation) {
         // Written under our lease just before the release: followers see it as soon as it is free.
         try {
-          await this.rewriteMetadata(blob, lease, signal, 'release', (metadata) =>
+          await this.written.rewrite(blob, lease, signal, (metadata) =>
             withReservation(metadata, reservation, lease.term),
           );
         } catch (error) {
           // Not ours any more: a release changes nothing, so no reservation either.
           if (error instanceof LeaseLostError) {
-            this.written.delete(lease.leaseId);
+            this.written.forget(lease.leaseId);
             return;
           }
-          throw error;
+          throw this.classify(error, 'release', lease.election, signal);
         }
         step();
       }
-      this.written.delete(lease.leaseId);
+      this.written.forget(lease.leaseId);
       const leaseClient = blob.getBlobLeaseClient(lease.leaseId);
       try {
         await leaseClient.releaseLease({ abortSignal: signal });
@@ -251,36 +249,24 @@ export class AzureBlobLeaseStore implements LeaseStore {
 
   async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
     const json = encodeHandoverRequest(this.name, request);
-    const { signal } = options;
-    await this.calls.run(signal, async () => {
-      try {
-        await putRequest(await this.containerClient, await this.sideBlob(request.election), json, signal);
-      } catch (error) {
-        throw this.classify(error, 'request handover', request.election, signal);
-      }
-    });
+    await this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) =>
+      putRequest(await this.containerClient, blob, json, signal),
+    );
   }
 
   readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
-    const { signal } = options;
-    return this.calls.run(signal, async () => {
-      try {
-        return (await getRequest(await this.sideBlob(election), signal))?.request;
-      } catch (error) {
-        throw this.classify(error, 'read handover', election, signal);
-      }
-    });
+    return this.onSideBlob(
+      election,
+      'read handover',
+      options.signal,
+      async (blob, signal) => (await getRequest(blob, signal))?.request,
+    );
   }
 
   clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
-    const { signal } = options;
-    return this.calls.run(signal, async () => {
-      try {
-        await deleteRequest(await this.sideBlob(election), id, signal);
-      } catch (error) {
-        throw this.classify(error, 'clear handover', election, signal);
-      }
-    });
+    return this.onSideBlob(election, 'clear handover', options.signal, (blob, signal) =>
+      deleteRequest(blob, id, signal),
+    );
   }
 
   listElections(options: CallOptions): Promise<string[]> {
@@ -328,45 +314,21 @@ export class AzureBlobLeaseStore implements LeaseStore {
     return (await this.containerClient).getBlockBlobClient(this.blobPrefix + election);
   }
 
-  private async sideBlob(election: string): Promise<BlockBlobClient> {
-    return (await this.containerClient).getBlockBlobClient(this.blobPrefix + election + SIDE_BLOB_SUFFIX);
-  }
-
-  /**
-   * Replaces the metadata of `lease`'s blob with `change` of what it holds, under the lease id:
-   * from what this lease last wrote (one request), else read under the lease first (two, the write
-   * conditional on that read's ETag). LeaseLostError when the service says the lease is not ours.
-   */
-  private async rewriteMetadata(
-    blob: BlockBlobClient,
-    lease: Lease,
-    abortSignal: AbortSignal,
+  /** `work` on the side blob of `election` (its handover request), bounded and classified. */
+  private onSideBlob<T>(
+    election: string,
     operation: AzureOperation,
-    change: (metadata: Metadata) => Metadata,
-  ): Promise<void> {
-    const { leaseId } = lease;
-    try {
-      let written = this.written.get(leaseId);
-      let ifMatch: string | undefined;
-      if (!written) {
-        const current = await blob.getProperties({ abortSignal, conditions: { leaseId } });
-        written = { metadata: current.metadata ?? {} };
-        ifMatch = current.etag;
+    signal: AbortSignal,
+    work: (blob: BlockBlobClient, signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    return this.calls.run(signal, async () => {
+      const blob = (await this.containerClient).getBlockBlobClient(this.blobPrefix + election + SIDE_BLOB_SUFFIX);
+      try {
+        return await work(blob, signal);
+      } catch (error) {
+        throw this.classify(error, operation, election, signal);
       }
-      const metadata = change(written.metadata);
-      await blob.setMetadata(metadata, { abortSignal, conditions: { leaseId, ifMatch } });
-      written.metadata = metadata;
-      this.written.set(leaseId, written);
-    } catch (error) {
-      if (
-        isLeaseConflict(error) ||
-        isMissing(error) ||
-        (statusOf(error) === 412 && codeOf(error) !== 'ConditionNotMet')
-      ) {
-        throw new LeaseLostError(messages.leaseLost(lease.election), { cause: summarize(error) });
-      }
-      throw this.classify(error, operation, lease.election, abortSignal);
-    }
+    });
   }
 
   /**

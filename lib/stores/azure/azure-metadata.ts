@@ -1,6 +1,8 @@
-import type { BlobGetPropertiesResponse } from '@azure/storage-blob';
+import type { BlobGetPropertiesResponse, BlockBlobClient } from '@azure/storage-blob';
+import { messages } from '../../leader-election.messages.js';
 import { decodeLeaseMeta } from '../handover-support.js';
-import type { LeaseMeta } from '../lease-store.js';
+import { type Lease, LeaseLostError, type LeaseMeta } from '../lease-store.js';
+import { codeOf, isLeaseConflict, isMissing, statusOf, summarize } from './azure-errors.js';
 
 // The lease blob's metadata, AzureBlobLeaseStore's record of who leads:
 //   term         fencing token, bumped under the new lease on every acquisition
@@ -93,5 +95,61 @@ function decodeText(value: string | undefined): string | undefined {
     return decodeURIComponent(value);
   } catch {
     return value;
+  }
+}
+
+/**
+ * The metadata each of our leases last wrote, by lease id. Only that lease can change it (leader
+ * state writes re-send it unchanged), so a renew sends a metadata write only when the meta changed,
+ * and a reserving release writes without reading first.
+ */
+export class WrittenMetadata {
+  private readonly byLease = new Map<string, { metadata: Metadata; meta?: string }>();
+
+  recorded(leaseId: string, metadata: Metadata, meta: string | undefined): void {
+    this.byLease.set(leaseId, { metadata, meta });
+  }
+
+  /** The meta JSON `leaseId` last wrote. */
+  metaOf(leaseId: string): string | undefined {
+    return this.byLease.get(leaseId)?.meta;
+  }
+
+  forget(leaseId: string): void {
+    this.byLease.delete(leaseId);
+  }
+
+  /**
+   * Replaces the metadata of `lease`'s blob with `change` of it, under the lease id: from what the
+   * lease last wrote (one request), else read under the lease first (two; the write conditional on
+   * that read's ETag). LeaseLostError when the service says the lease is not ours; other failures
+   * are the SDK's, for the caller to classify.
+   */
+  async rewrite(
+    blob: BlockBlobClient,
+    lease: Lease,
+    abortSignal: AbortSignal,
+    change: (metadata: Metadata) => Metadata,
+    meta?: string,
+  ): Promise<void> {
+    const { leaseId } = lease;
+    try {
+      let written = this.byLease.get(leaseId);
+      let ifMatch: string | undefined;
+      if (!written) {
+        const current = await blob.getProperties({ abortSignal, conditions: { leaseId } });
+        written = { metadata: current.metadata ?? {} };
+        ifMatch = current.etag;
+      }
+      const metadata = change(written.metadata);
+      await blob.setMetadata(metadata, { abortSignal, conditions: { leaseId, ifMatch } });
+      this.byLease.set(leaseId, { metadata, meta: meta ?? written.meta });
+    } catch (error) {
+      const ours = !isLeaseConflict(error) && !isMissing(error);
+      if (!ours || (statusOf(error) === 412 && codeOf(error) !== 'ConditionNotMet')) {
+        throw new LeaseLostError(messages.leaseLost(lease.election), { cause: summarize(error) });
+      }
+      throw error;
+    }
   }
 }
