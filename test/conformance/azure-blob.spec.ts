@@ -74,6 +74,8 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
   return {
     leaseDurationMs: LEASE_MS,
     leaderState: true,
+    // No push: Azure has no watch, followers poll.
+    handover: true,
     createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
     createStoreInFreshNamespace: () =>
       new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
@@ -390,7 +392,7 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     try {
       const leader = store();
       const lease = await acquireOk(leader, election, 'leader');
-      const from = performance.now();
+      const from = Date.now(); // the proxy logs epoch ms
       for (let poll = 0; poll < 5; poll++) {
         const result = await follower.acquire({ election, identity: 'f', leaseDurationMs: LEASE_MS, signal: signal() });
         expect(result).toEqual({ acquired: false, holder: 'leader', term: lease.term });
@@ -404,6 +406,147 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  test.concurrent('handover keeps a poll at one request: a held lease with meta, a reserved lease, an unchanged renew', async () => {
+    const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+    const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+    const [leader, follower] = [0, 1].map(() => new AzureBlobLeaseStore({ connectionString: viaProxy, container }));
+    const election = uniqueElection('handover-cost');
+    const poll = () => follower?.acquire({ election, identity: 'f', leaseDurationMs: LEASE_MS, signal: signal() });
+    try {
+      const meta = { advertise: 'http://10.0.0.7:3000', leaderships: 1 };
+      const taken = await leader?.acquire({
+        election,
+        identity: 'leader',
+        leaseDurationMs: LEASE_MS,
+        signal: signal(),
+        meta,
+      });
+      if (!taken?.acquired) throw new Error('not acquired');
+      const { lease } = taken;
+
+      let from = Date.now();
+      for (let i = 0; i < 3; i++) {
+        expect(await poll()).toEqual({ acquired: false, holder: 'leader', term: lease.term, meta });
+      }
+      expect(proxy.counts(from)).toEqual({ read: 3 });
+
+      // Renewals with the meta the lease already carries: one renew request each, no metadata write.
+      from = Date.now();
+      for (let i = 0; i < 3; i++) {
+        await leader?.renew(lease, { leaseDurationMs: LEASE_MS, signal: signal(), meta: { ...meta } });
+      }
+      expect(proxy.counts(from)).toEqual({ 'lease:renew': 3 });
+      // A changed meta: one metadata write beside the renew, from what the lease last wrote (no read).
+      from = Date.now();
+      await leader?.renew(lease, { leaseDurationMs: LEASE_MS, signal: signal(), meta: { ...meta, leaderships: 2 } });
+      expect(proxy.counts(from)).toEqual({ 'lease:renew': 1, metadata: 1 });
+
+      // A reserving release: one metadata write and the release, no read.
+      from = Date.now();
+      await leader?.release(lease, { signal: signal(), handoverTo: 'heir', reserveMs: 30_000 });
+      expect(proxy.counts(from)).toEqual({ metadata: 1, 'lease:release': 1 });
+
+      // Another identity polling the reserved lease: refused from the properties read, no acquire sent.
+      from = Date.now();
+      for (let i = 0; i < 3; i++) {
+        const refused = await poll();
+        expect(refused).toMatchObject({ acquired: false, term: lease.term, reservedFor: 'heir' });
+        expect(refused).not.toHaveProperty('holder');
+      }
+      expect(proxy.counts(from)).toEqual({ read: 3 });
+      const heir = await acquireOk(store(), election, 'heir');
+      expect(heir.term).toBe(lease.term + 1);
+      await store().release(heir, { signal: signal() });
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  test.concurrent('meta and reservation are ASCII metadata; blobs of the previous version keep working beside it', async () => {
+    const election = uniqueElection('upgrade');
+    const raw = new ContainerClient(connectionString(), container).getBlockBlobClient(election);
+    const [a, b] = [store(), store()];
+    // A blob as the previous version leaves it: held, term and holder only.
+    await new ContainerClient(connectionString(), container).createIfNotExists();
+    await raw.upload('', 0);
+    const oldLease = raw.getBlobLeaseClient(randomUUID());
+    await oldLease.acquireLease(LEASE_MS / 1000);
+    await raw.setMetadata({ term: '7', holder: 'old%20one' }, { conditions: { leaseId: oldLease.leaseId } });
+    expect(await b.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old one', term: 7 });
+    expect(await b.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() })).toEqual({
+      acquired: false,
+      holder: 'old one',
+      term: 7,
+    });
+    await oldLease.releaseLease();
+
+    const meta = { advertise: 'http://höst:3000/"x"' };
+    const lease = await a.acquire({ election, identity: 'a ü', leaseDurationMs: LEASE_MS, signal: signal(), meta });
+    if (!lease.acquired) throw new Error('not acquired');
+    await a.release(lease.lease, { signal: signal(), handoverTo: 'heir ü', reserveMs: 30_000 });
+    const metadata = (await raw.getProperties()).metadata ?? {};
+    expect(metadata).toEqual({
+      term: '8',
+      holder: 'a%20%C3%BC',
+      meta: Buffer.from(JSON.stringify(meta)).toString('base64url'),
+      metaterm: '8',
+      reservedfor: 'heir%20%C3%BC',
+      reservedms: '30000',
+      reservedterm: '8',
+    });
+    expect(Object.values(metadata).join('')).toMatch(/^[\x21-\x7e]*$/);
+    expect(await b.read(election, { signal: signal() })).toEqual({ held: false, term: 8, reservedFor: 'heir ü' });
+
+    // A previous-version replica ignores the reservation: its acquire re-sends the keys it does not
+    // know with a bumped term. Not a safety break (one holder at a time still), and the keys of the
+    // older term are then stale: neither its meta nor its reservation is reported again.
+    const old = raw.getBlobLeaseClient(randomUUID());
+    await old.acquireLease(LEASE_MS / 1000);
+    await raw.setMetadata({ ...metadata, term: '9', holder: 'old' }, { conditions: { leaseId: old.leaseId } });
+    expect(await b.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old', term: 9 });
+    await old.releaseLease();
+    expect(await b.read(election, { signal: signal() })).toEqual({ held: false, term: 9 });
+    const next = await acquireOk(b, election, 'b');
+    expect(next.term).toBe(10);
+    expect((await raw.getProperties()).metadata).toEqual({ term: '10', holder: 'b' });
+    await b.release(next, { signal: signal() });
+  });
+
+  test.concurrent('handover requests live in a side blob beside the lease blob; listElections leaves side blobs and other prefixes out', async () => {
+    const fresh = uniqueContainer();
+    const raw = new ContainerClient(connectionString(), fresh);
+    const tenant = new AzureBlobLeaseStore({
+      connectionString: connectionString(),
+      container: fresh,
+      blobPrefix: 'tenant/',
+    });
+    const root = new AzureBlobLeaseStore({ connectionString: connectionString(), container: fresh });
+    const request = {
+      election: 'jobs',
+      id: randomUUID(),
+      term: 1,
+      requestedBy: 'cli:op@host',
+      reason: 'operator',
+      requestedAt: Date.now(),
+    };
+    expect(await tenant.listElections({ signal: signal() })).toEqual([]);
+    expect(await tenant.readHandover('jobs', { signal: signal() })).toBeUndefined();
+    // Made in a container that does not exist yet: the request creates it.
+    await tenant.requestHandover(request, { signal: signal() });
+    expect(JSON.parse((await raw.getBlockBlobClient('tenant/jobs~handover').downloadToBuffer()).toString())).toEqual(
+      request,
+    );
+    await acquireOk(tenant, 'billing', 't');
+    await acquireOk(root, 'a.handover', 'r');
+    expect(await tenant.listElections({ signal: signal() })).toEqual(['billing', 'jobs']);
+    expect(await root.listElections({ signal: signal() })).toEqual(['a.handover']);
+    // A request replaced after it was read is kept by a clear of the one read.
+    await tenant.clearHandover('jobs', 'another-id', { signal: signal() });
+    expect(await tenant.readHandover('jobs', { signal: signal() })).toEqual(request);
+    await tenant.clearHandover('jobs', request.id, { signal: signal() });
+    expect(await raw.getBlockBlobClient('tenant/jobs~handover').exists()).toBe(false);
   });
 
   test.concurrent(

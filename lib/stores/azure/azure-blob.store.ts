@@ -1,10 +1,12 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
 import { messages } from '../../leader-election.messages.js';
+import { encodeHandoverRequest, encodeLeaseMeta, releaseReservation } from '../handover-support.js';
 import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
   FatalLeaseStoreError,
+  type HandoverRequest,
   type LeaderStateEntry,
   type Lease,
   type LeaseInfo,
@@ -12,6 +14,7 @@ import {
   type LeaseStore,
   type LeaseStoreError,
   type LeaseStoreLimits,
+  type ReleaseOptions,
   type RenewOptions,
   type StateCallOptions,
   TransientLeaseStoreError,
@@ -31,6 +34,17 @@ import {
   statusOf,
   summarize,
 } from './azure-errors.js';
+import { deleteRequest, getRequest, listElectionNames, putRequest, SIDE_BLOB_SUFFIX } from './azure-handover.js';
+import {
+  holderMetadata,
+  holderOf,
+  metaOf,
+  reservationOf,
+  termOf,
+  WrittenMetadata,
+  withMeta,
+  withReservation,
+} from './azure-metadata.js';
 import { readStateBlob, writeStateBlob } from './azure-state.js';
 
 export type { AzureBlobCredential, AzureBlobLeaseStoreOptions } from './azure-client.js';
@@ -38,15 +52,14 @@ export { type AzureAuthKind, type AzureErrorContext, type AzureOperation, classi
 
 type BlobProperties = BlobGetPropertiesResponse;
 
-const TERM_KEY = 'term';
-const HOLDER_KEY = 'holder';
-
 /**
  * Leases as Azure Blob leases: one blob per election, whose native lease (15–60 s, kept by the
  * service's clock) is the leadership. The blob's metadata carries the fencing `term` (bumped under
- * the new lease on every acquisition) and the `holder` identity, so others can read who leads.
+ * the new lease on every acquisition), the `holder` identity and meta, so others can read who
+ * leads, and a directed handover's reservation (see azure-metadata.ts).
  *
  * Leader state is the blob's content (see azure-state.ts), uploaded with the lease-id condition.
+ * Handover requests live in a side blob anyone may write (see azure-handover.ts).
  *
  * Every call is bounded by its AbortSignal and makes a single try (no SDK retries).
  */
@@ -66,6 +79,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   private readonly blobPrefix: string;
   /** Leases seen breaking or broken, per blob: under which term, and when first (monotonic ms). */
   private readonly brokenSeen = new Map<string, { term: number; since: number }>();
+  private readonly written = new WrittenMetadata();
   private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
   private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
@@ -82,6 +96,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const { election, identity, signal } = request;
     // Checked before anything is sent: a wrong duration is a configuration error, not an outcome.
     const seconds = leaseSeconds(request.leaseDurationMs);
+    const meta = encodeLeaseMeta(this.name, request.meta);
     return this.calls.acquire(request, {
       attempt: async (leaseId, step) => {
         const blob = await this.blob(election);
@@ -95,6 +110,12 @@ export class AzureBlobLeaseStore implements LeaseStore {
         }
         const held = properties && this.heldNow(blob.name, properties, request.leaseDurationMs);
         if (held) return held;
+        // Free but reserved for another identity by a directed handover: refused without a request.
+        const reserved = properties && reservationOf(properties);
+        if (reserved && reserved.to !== identity) {
+          const term = termOf(properties?.metadata);
+          return { acquired: false, term, reservedFor: reserved.to, expiresInMs: reserved.inMs };
+        }
         step();
         const leaseClient = blob.getBlobLeaseClient(leaseId);
         try {
@@ -114,10 +135,12 @@ export class AzureBlobLeaseStore implements LeaseStore {
         // that fail, the shared acquire rule gives the lease back: no lease without a fresh term.
         try {
           const leased = await blob.getProperties({ abortSignal: signal, conditions: { leaseId } });
-          const term = parseTerm(leased.metadata?.[TERM_KEY]) + 1;
-          const metadata = { ...leased.metadata, [TERM_KEY]: String(term), [HOLDER_KEY]: encodeHolder(identity) };
+          const term = termOf(leased.metadata) + 1;
+          // The meta is written with the term, and any reservation (ours, or a stale one) cleared.
+          const metadata = holderMetadata(leased.metadata, term, identity, meta);
           await blob.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId, ifMatch: leased.etag } });
           this.brokenSeen.delete(blob.name);
+          this.written.recorded(leaseId, metadata, meta);
           return { acquired: true, lease: { election, holder: identity, leaseId, term } };
         } catch (error) {
           const cause = this.classify(error, 'record term', election, signal);
@@ -137,26 +160,62 @@ export class AzureBlobLeaseStore implements LeaseStore {
   /** Azure renews for the duration given at acquire; `leaseDurationMs` is the same by contract. */
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
     const { signal } = options;
-    const renewed = await this.calls.run(signal, async () => {
-      const leaseClient = (await this.blob(lease.election)).getBlobLeaseClient(lease.leaseId);
-      try {
-        return (await leaseClient.renewLease({ abortSignal: signal })).leaseId;
-      } catch (error) {
-        if (isLeaseConflict(error) || isMissing(error) || statusOf(error) === 412) {
-          throw new LeaseLostError(messages.leaseLost(lease.election), { cause: summarize(error) });
+    const meta = encodeLeaseMeta(this.name, options.meta);
+    try {
+      await this.calls.run(signal, async (step) => {
+        const blob = await this.blob(lease.election);
+        let renewed: string | undefined;
+        try {
+          renewed = (await blob.getBlobLeaseClient(lease.leaseId).renewLease({ abortSignal: signal })).leaseId;
+        } catch (error) {
+          if (isLeaseConflict(error) || isMissing(error) || statusOf(error) === 412) {
+            throw new LeaseLostError(messages.leaseLost(lease.election), { cause: summarize(error) });
+          }
+          throw this.classify(error, 'renew', lease.election, signal);
         }
-        throw this.classify(error, 'renew', lease.election, signal);
-      }
-    });
-    // Azurite renews an *expired* lease whatever id the request carries and answers with the id of
-    // the lease it renewed: success under another id means the lease is not ours.
-    if (renewed !== lease.leaseId) throw new LeaseLostError(messages.azure.renewedForeignLease(lease.election));
+        // Azurite renews an *expired* lease whatever id the request carries and answers with the id of
+        // the lease it renewed: success under another id means the lease is not ours.
+        if (renewed !== lease.leaseId) throw new LeaseLostError(messages.azure.renewedForeignLease(lease.election));
+        // Unchanged meta costs nothing: a leader's renewal stays one request.
+        if (meta === undefined || meta === this.written.metaOf(lease.leaseId)) return;
+        step();
+        try {
+          await this.written.rewrite(blob, lease, signal, (metadata) => withMeta(metadata, meta, lease.term), meta);
+        } catch (error) {
+          const cause = this.classify(error, 'record meta', lease.election, signal);
+          // The lease is renewed either way; the meta, still unrecorded, is written at the next renewal.
+          if (cause.kind !== 'transient') throw cause;
+        }
+      });
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.written.forget(lease.leaseId);
+      throw error;
+    }
   }
 
-  async release(lease: Lease, options: CallOptions): Promise<void> {
+  async release(lease: Lease, options: ReleaseOptions): Promise<void> {
     const { signal } = options;
-    await this.calls.run(signal, async () => {
-      const leaseClient = (await this.blob(lease.election)).getBlobLeaseClient(lease.leaseId);
+    const reservation = releaseReservation(options);
+    await this.calls.run(signal, async (step) => {
+      const blob = await this.blob(lease.election);
+      if (reservation) {
+        // Written under our lease just before the release: followers see it as soon as it is free.
+        try {
+          await this.written.rewrite(blob, lease, signal, (metadata) =>
+            withReservation(metadata, reservation, lease.term),
+          );
+        } catch (error) {
+          // Not ours any more: a release changes nothing, so no reservation either.
+          if (error instanceof LeaseLostError) {
+            this.written.forget(lease.leaseId);
+            return;
+          }
+          throw this.classify(error, 'release', lease.election, signal);
+        }
+        step();
+      }
+      this.written.forget(lease.leaseId);
+      const leaseClient = blob.getBlobLeaseClient(lease.leaseId);
       try {
         await leaseClient.releaseLease({ abortSignal: signal });
       } catch (error) {
@@ -178,10 +237,46 @@ export class AzureBlobLeaseStore implements LeaseStore {
         if (isMissing(error)) return { held: false, term: 0 };
         throw this.classify(error, 'read', election, signal);
       }
-      const term = parseTerm(properties.metadata?.[TERM_KEY]);
+      const term = termOf(properties.metadata);
       // 'locked' covers 'leased' and 'breaking': in both an acquire is refused, so both count as held.
-      if (properties.leaseStatus !== 'locked') return { held: false, term };
-      return { held: true, holder: decodeHolder(properties.metadata?.[HOLDER_KEY]), term };
+      if (properties.leaseStatus !== 'locked') {
+        const reserved = reservationOf(properties);
+        return reserved ? { held: false, term, reservedFor: reserved.to } : { held: false, term };
+      }
+      return { held: true, holder: holderOf(properties.metadata), term, ...metaOf(properties.metadata) };
+    });
+  }
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+    const json = encodeHandoverRequest(this.name, request);
+    await this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) =>
+      putRequest(await this.containerClient, blob, json, signal),
+    );
+  }
+
+  readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    return this.onSideBlob(
+      election,
+      'read handover',
+      options.signal,
+      async (blob, signal) => (await getRequest(blob, signal))?.request,
+    );
+  }
+
+  clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
+    return this.onSideBlob(election, 'clear handover', options.signal, (blob, signal) =>
+      deleteRequest(blob, id, signal),
+    );
+  }
+
+  listElections(options: CallOptions): Promise<string[]> {
+    const { signal } = options;
+    return this.calls.run(signal, async () => {
+      try {
+        return await listElectionNames(await this.containerClient, this.blobPrefix, signal);
+      } catch (error) {
+        throw this.classify(error, 'list elections', '*', signal);
+      }
     });
   }
 
@@ -219,6 +314,23 @@ export class AzureBlobLeaseStore implements LeaseStore {
     return (await this.containerClient).getBlockBlobClient(this.blobPrefix + election);
   }
 
+  /** `work` on the side blob of `election` (its handover request), bounded and classified. */
+  private onSideBlob<T>(
+    election: string,
+    operation: AzureOperation,
+    signal: AbortSignal,
+    work: (blob: BlockBlobClient, signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    return this.calls.run(signal, async () => {
+      const blob = (await this.containerClient).getBlockBlobClient(this.blobPrefix + election + SIDE_BLOB_SUFFIX);
+      try {
+        return await work(blob, signal);
+      } catch (error) {
+        throw this.classify(error, operation, election, signal);
+      }
+    });
+  }
+
   /**
    * "Held" when the read shows the lease taken (leased, or breaking: an acquire is refused in both).
    * A lease broken from outside (Break Lease, period 0) is free at once, but its holder learns it
@@ -228,8 +340,9 @@ export class AzureBlobLeaseStore implements LeaseStore {
    * Undefined when an acquire may succeed.
    */
   private heldNow(blobName: string, properties: BlobProperties, leaseDurationMs: number): AcquireResult | undefined {
-    const term = parseTerm(properties.metadata?.[TERM_KEY]);
-    const held: AcquireResult = { acquired: false, holder: decodeHolder(properties.metadata?.[HOLDER_KEY]), term };
+    const term = termOf(properties.metadata);
+    const holder = holderOf(properties.metadata);
+    const held: AcquireResult = { acquired: false, holder, term, ...metaOf(properties.metadata) };
     const state = properties.leaseState;
     if (state !== 'broken' && state !== 'breaking') {
       this.brokenSeen.delete(blobName);
@@ -267,7 +380,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   private async heldBy(election: string, signal: AbortSignal): Promise<AcquireResult> {
     try {
       const info = await this.read(election, { signal });
-      return { acquired: false, holder: info.holder, term: info.term };
+      return { acquired: false, holder: info.holder, term: info.term, ...(info.meta ? { meta: info.meta } : {}) };
     } catch {
       // Who holds it is a courtesy; failing to say must not turn "held" into an error.
       return { acquired: false };
@@ -291,23 +404,4 @@ function leaseSeconds(leaseDurationMs: number): number {
     throw new FatalLeaseStoreError(messages.azure.leaseDurationInvalid(leaseDurationMs));
   }
   return seconds;
-}
-
-function parseTerm(value: string | undefined): number {
-  const term = Number(value);
-  return Number.isSafeInteger(term) && term > 0 ? term : 0;
-}
-
-// Metadata values travel as HTTP headers (ASCII only); identities may not be.
-function encodeHolder(identity: string): string {
-  return encodeURIComponent(identity);
-}
-
-function decodeHolder(value: string | undefined): string | undefined {
-  if (!value) return undefined;
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }

@@ -10,7 +10,19 @@ import {
 export type AzureAuthKind = 'shared-key' | 'token' | 'sas' | 'anonymous' | 'unknown';
 
 /** The operation named in error messages. */
-export type AzureOperation = 'acquire' | 'renew' | 'release' | 'read' | 'record term' | 'write state' | 'read state';
+export type AzureOperation =
+  | 'acquire'
+  | 'renew'
+  | 'release'
+  | 'read'
+  | 'record term'
+  | 'record meta'
+  | 'write state'
+  | 'read state'
+  | 'request handover'
+  | 'read handover'
+  | 'clear handover'
+  | 'list elections';
 
 /** Lease-state conflicts: the lease exists but is not (or no longer) ours. */
 const LEASE_CONFLICT_CODES = new Set([

@@ -112,7 +112,7 @@ function parseMap(text: string, blobName: string): StateMap {
   return parsed as StateMap;
 }
 
-async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<string> {
+export async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<string> {
   if (!stream) return '';
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);

@@ -1,0 +1,88 @@
+import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import { decodeHandoverRequest } from '../handover-support.js';
+import type { HandoverRequest } from '../lease-store.js';
+import { codeOf, isMissing, statusOf } from './azure-errors.js';
+import { readAll } from './azure-state.js';
+
+// Handover requests of AzureBlobLeaseStore live in a side blob beside the lease blob,
+// `<prefix><election>~handover`, never leased: a follower cannot write the leased blob (its
+// metadata or content) and a request must reach the leader from anyone. `~` is outside the
+// election alphabet ([A-Za-z0-9._-]), so no election's lease blob can be named like a side blob.
+// Previous versions never look at it; it costs the leader one GET per renewal (404 while none).
+
+export const SIDE_BLOB_SUFFIX = '~handover';
+
+/** Records `json` as the pending request, replacing any (one Put Blob; the container made if missing). */
+export async function putRequest(
+  container: ContainerClient,
+  blob: BlockBlobClient,
+  json: string,
+  abortSignal: AbortSignal,
+): Promise<void> {
+  const upload = () =>
+    blob.upload(json, Buffer.byteLength(json), {
+      abortSignal,
+      blobHTTPHeaders: { blobContentType: 'application/json' },
+    });
+  try {
+    await upload();
+    return;
+  } catch (error) {
+    if (codeOf(error) !== 'ContainerNotFound') throw error;
+  }
+  // createIfNotExists takes the "already exists" answer of a lost creation race as success.
+  await container.createIfNotExists({ abortSignal });
+  await upload();
+}
+
+/** The pending request and the ETag of the version it was read from; undefined when there is none. */
+export async function getRequest(
+  blob: BlockBlobClient,
+  abortSignal: AbortSignal,
+): Promise<{ request?: HandoverRequest; etag?: string } | undefined> {
+  let response: Awaited<ReturnType<BlockBlobClient['download']>>;
+  try {
+    response = await blob.download(0, undefined, { abortSignal });
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    throw error;
+  }
+  const text = await readAll(response.readableStreamBody);
+  return { request: decodeHandoverRequest(text), etag: response.etag };
+}
+
+/**
+ * Removes the request whose id is `id`: a read, then a delete conditional on the ETag of the version
+ * read, so a newer request recorded in between (412) is kept. Gone already: nothing to do.
+ */
+export async function deleteRequest(blob: BlockBlobClient, id: string, abortSignal: AbortSignal): Promise<void> {
+  const current = await getRequest(blob, abortSignal);
+  if (current?.request?.id !== id || current.etag === undefined) return;
+  try {
+    await blob.delete({ abortSignal, conditions: { ifMatch: current.etag } });
+  } catch (error) {
+    if (isMissing(error) || (statusOf(error) === 412 && codeOf(error) === 'ConditionNotMet')) return;
+    throw error;
+  }
+}
+
+/** Election names in the container under `prefix`: lease blobs and side blobs, nested prefixes left out. */
+export async function listElectionNames(
+  container: ContainerClient,
+  prefix: string,
+  abortSignal: AbortSignal,
+): Promise<string[]> {
+  const names = new Set<string>();
+  try {
+    for await (const item of container.listBlobsFlat({ prefix, abortSignal })) {
+      const rest = item.name.slice(prefix.length);
+      // Election names have no '/': such a blob belongs to another prefix (e.g. `tenant-a/` under '').
+      if (rest === '' || rest.includes('/')) continue;
+      names.add(rest.endsWith(SIDE_BLOB_SUFFIX) ? rest.slice(0, -SIDE_BLOB_SUFFIX.length) : rest);
+    }
+  } catch (error) {
+    if (codeOf(error) === 'ContainerNotFound') return [];
+    throw error;
+  }
+  return [...names].filter((name) => name !== '').sort();
+}
