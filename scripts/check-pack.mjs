@@ -4,7 +4,8 @@
 //   1. the file list of `npm pack --dry-run --json` (which runs `prepack`, i.e. the build):
 //      only dist/ plus README/LICENSE/CHANGELOG/package.json; no tests, no TypeScript sources,
 //      no source maps (their sources are not shipped, so a map would point nowhere);
-//   2. every `exports` target is in the tarball, and every .js there has its .d.ts;
+//   2. every `exports` and `bin` target is in the tarball (a bin with its shebang), and every .js
+//      there has its .d.ts;
 //   3. no secret in any shipped file (the Azurite development key, a real AccountKey/SAS
 //      signature, a password in a URL, a private key);
 //   4. publint (errors fail) and @arethetypeswrong/cli --pack (any problem fails): types and
@@ -59,6 +60,14 @@ for (const file of files) {
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 for (const target of exportTargets(manifest.exports)) {
   if (!shipped.has(target.replace(/^\.\//, ''))) failures.push(`exports target missing from the package: ${target}`);
+}
+// A bin must ship, and start with a shebang: npm links it as an executable script.
+for (const [name, target] of Object.entries(manifest.bin ?? {})) {
+  const path = String(target).replace(/^\.\//, '');
+  if (!shipped.has(path)) failures.push(`bin ${name} target missing from the package: ${target}`);
+  else if (!readFileSync(join(root, path), 'utf8').startsWith('#!/usr/bin/env node\n')) {
+    failures.push(`bin ${name} (${target}) does not start with #!/usr/bin/env node`);
+  }
 }
 for (const [entry, targets] of Object.entries(manifest.typesVersions?.['*'] ?? {})) {
   for (const target of targets) {

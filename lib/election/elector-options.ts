@@ -32,7 +32,8 @@ export const MIN_MARGIN_MS = 100;
 export const DEFAULT_HANDOVER_HOLD_MS = 300_000;
 export const MIN_MARGIN_FRACTION = 1 / 5;
 
-const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+/** What an election name may be (also checked by the CLI before it asks a store). */
+export const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
 /**
  * Validate and default the elector's options; throws a RangeError/TypeError naming the option and
