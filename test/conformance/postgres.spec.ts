@@ -48,6 +48,8 @@ afterAll(async () => {
 describeLeaseStoreConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
+  handover: true,
+  push: true,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -97,6 +99,11 @@ describe('PostgresLeaseStore specifics', () => {
       'term',
       'expires_at',
       'state',
+      'meta',
+      'meta_lease_id',
+      'reserved_for',
+      'reserved_until',
+      'handover',
     ]);
   });
 

@@ -1,0 +1,87 @@
+import type { Step } from './store-support.js';
+
+/** How long columns found missing (and not addable) count as missing before a statement looks again. */
+export const HANDOVER_COLUMNS_RECHECK_MS = 60_000;
+
+export interface HandoverColumnsOptions {
+  /** The driver's "unknown column" error (PostgreSQL 42703, MySQL ER_BAD_FIELD_ERROR). */
+  missing(error: unknown): boolean;
+  /** Adds the columns in place: idempotent and race-safe (see `onceUntilDone`). */
+  migrate(): Promise<void>;
+  createTable: boolean;
+  /** The fatal error naming the migration to run, for createTable: false. */
+  missingError(): Error;
+  /** Monotonic ms; injectable for tests. */
+  now?: () => number;
+}
+
+/**
+ * The handover columns of a SQL store's table (meta, reservation, pending request), which a table
+ * made by a version before handover lacks. Like the state column (`withStateColumn`), the store adds
+ * them in place the first time a statement finds them missing, when createTable is on. Unlike it,
+ * the lease statements (acquire, read, renew with meta, release with a reservation) never fail for
+ * want of them: when they cannot be added (createTable off, no ALTER permission) those run the
+ * previous version's statement instead, so an upgrade never costs leadership; such a replica then
+ * behaves like one of the previous version (no meta, ignores reservations), which the safety rules
+ * allow. The handover request calls fail loudly instead, naming the migration. Once found missing,
+ * the columns count as missing for {@link HANDOVER_COLUMNS_RECHECK_MS}: a follower polling an
+ * unmigrated table does not send a failing statement per poll, and a migration run meanwhile by an
+ * operator is picked up within that time.
+ */
+export class HandoverColumns {
+  private missingUntil = Number.NEGATIVE_INFINITY;
+  /** Why the columns are missing: the migration's failure, or the fatal "run the migration" error. */
+  private failure?: () => unknown;
+
+  constructor(private readonly options: HandoverColumnsOptions) {}
+
+  /** `work` if the columns are there (added on the way when they can be), else `legacy`. */
+  async preferred<T>(step: Step, work: () => Promise<T>, legacy: () => Promise<T>): Promise<T> {
+    if (this.knownMissing()) return legacy();
+    try {
+      return await work();
+    } catch (error) {
+      if (!this.options.missing(error)) throw error;
+      const added = await this.add(error);
+      step();
+      return added ? work() : legacy();
+    }
+  }
+
+  /** `work`, which needs the columns: added on the way when they can be, else the failure. */
+  async required<T>(step: Step, work: () => Promise<T>): Promise<T> {
+    if (this.knownMissing()) throw this.failure?.();
+    try {
+      return await work();
+    } catch (error) {
+      if (!this.options.missing(error)) throw error;
+      if (!(await this.add(error))) throw this.failure?.();
+      step();
+      return work();
+    }
+  }
+
+  private knownMissing(): boolean {
+    return this.now() < this.missingUntil;
+  }
+
+  private async add(cause: unknown): Promise<boolean> {
+    if (this.options.createTable) {
+      try {
+        await this.options.migrate();
+        return true;
+      } catch (error) {
+        // E.g. no permission to ALTER: the store's classifier names the grant.
+        this.failure = () => error;
+      }
+    } else {
+      this.failure = () => Object.assign(this.options.missingError(), { cause });
+    }
+    this.missingUntil = this.now() + HANDOVER_COLUMNS_RECHECK_MS;
+    return false;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? performance.now();
+  }
+}
