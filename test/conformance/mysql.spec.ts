@@ -45,6 +45,7 @@ afterAll(async () => {
 describeLeaseStoreConformance('MySqlLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
+  handover: true,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -80,7 +81,19 @@ describe('MySqlLeaseStore specifics', () => {
       held: false,
       term: 0,
     });
-    expect(await columns()).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at', 'state']);
+    expect(await columns()).toEqual([
+      'election',
+      'holder',
+      'lease_id',
+      'term',
+      'expires_at',
+      'state',
+      'meta',
+      'meta_lease_id',
+      'reserved_for',
+      'reserved_until',
+      'handover',
+    ]);
   });
 
   /** The table exactly as the version before leader state created it. */
