@@ -1,11 +1,7 @@
-// A static import is fine here: this file is reachable only through the `/mysql` subpath, whose
-// users have installed the optional peer `mysql2`.
-import mysql, { type Pool, type PoolOptions, type RowDataPacket } from 'mysql2/promise';
+import type { PoolOptions, RowDataPacket } from 'mysql2/promise';
 import { messages } from '../../leader-election.messages.js';
-import { HandoverColumns } from '../handover-columns.js';
 import {
   decodeHandoverRequest,
-  decodeLeaseMeta,
   encodeHandoverRequest,
   encodeLeaseMeta,
   releaseReservation,
@@ -26,6 +22,7 @@ import {
   type RenewOptions,
   type StateCallOptions,
 } from '../lease-store.js';
+import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
 import {
   decodeStateEntry,
   onceUntilDone,
@@ -34,18 +31,19 @@ import {
   stateLostError,
   withStateColumn,
 } from '../state-support.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import { errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import { MySqlClient, type MySqlLeaseStoreOptions, poolOptions } from './mysql-client.js';
 import { classifyMySqlError } from './mysql-errors.js';
 import {
   DEFAULT_TABLE,
   type MySqlAcquireStatements,
   mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
-  mysqlLeaseTableSql,
   mysqlStatements,
   quote,
 } from './mysql-sql.js';
 
+export type { MySqlLeaseStoreOptions } from './mysql-client.js';
 export {
   MYSQL_LEASE_TABLE_SQL,
   mysqlHandoverMigrationSql,
@@ -55,33 +53,10 @@ export {
 
 const STORE = 'MySqlLeaseStore';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-const URL_PROTOCOLS = ['mysql:', 'mariadb:'];
 
-export interface MySqlLeaseStoreOptions {
-  /** An existing mysql2 pool from `mysql2/promise`. The store never closes it. */
-  client?: Pool;
-  /**
-   * Connection URL or pool settings for a pool the store opens (and closes in `close()`).
-   * Defaults added unless given: connect timeout 5 s, 4 connections, TCP keep-alive.
-   */
-  connection?: string | PoolOptions;
-  /** Table with one row per election, in the connection's database. Default `leader_election_leases`. */
-  table?: string;
-  /** Create the table on first use when it is missing (default true). */
-  createTable?: boolean;
-  /** Client-side bound of one statement (mysql2 then drops the connection). Default 10000. */
-  queryTimeoutMs?: number;
-}
-
-/** A row as the acquire and read statements report it (the previous version's: no meta, no reservation). */
-interface RowView extends RowDataPacket {
-  term: number | string;
+/** A row as the acquire statements report it; `mine`: the lease id is ours. */
+interface RowView extends RowDataPacket, LeaseRowView {
   holder: string;
-  held: number | string | null;
-  meta?: unknown;
-  reserved_for?: string | null;
-  /** Until the holder's expiry, or the reservation's end. */
-  expires_in_ms?: number | string | null;
   mine?: number | string | null;
 }
 
@@ -113,14 +88,10 @@ export class MySqlLeaseStore implements LeaseStore {
   private readonly tableName: string;
   private readonly sql: ReturnType<typeof mysqlStatements>;
   private readonly createTable: boolean;
-  private readonly queryTimeoutMs: number;
-  private readonly userPool?: Pool;
-  private readonly connection?: PoolOptions;
-  private pool?: Pool;
-  private tableReady?: Promise<void>;
+  private readonly client: MySqlClient;
   private readonly stateColumn = {
     missing: (error: unknown) => errorCode(error) === 'ER_BAD_FIELD_ERROR',
-    migrate: onceUntilDone(() => this.addColumns(mysqlLeaseStateMigrationSql(this.tableName))),
+    migrate: onceUntilDone(() => this.client.addColumns(mysqlLeaseStateMigrationSql(this.tableName))),
     createTable: true,
     missingError: () =>
       new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'mysqlLeaseStateMigrationSql()')),
@@ -147,21 +118,19 @@ export class MySqlLeaseStore implements LeaseStore {
     this.stateColumn.createTable = this.createTable;
     this.handoverColumns = new HandoverColumns({
       missing: (error) => errorCode(error) === 'ER_BAD_FIELD_ERROR',
-      migrate: onceUntilDone(() => this.addColumns(mysqlHandoverMigrationSql(this.tableName))),
+      migrate: onceUntilDone(() => this.client.addColumns(mysqlHandoverMigrationSql(this.tableName))),
       createTable: this.createTable,
       missingError: () =>
         new FatalLeaseStoreError(messages.handover.columnsMissing(STORE, this.table, 'mysqlHandoverMigrationSql()')),
     });
-    this.queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
-    this.userPool = options.client;
-    if (!options.client) {
-      const config = typeof options.connection === 'string' ? { uri: options.connection } : options.connection;
-      if (config?.uri !== undefined) {
-        const option = typeof options.connection === 'string' ? 'connection' : 'connection.uri';
-        checkConnectionUrl(STORE, option, config.uri, URL_PROTOCOLS, 'mysql://user:password@host:3306/database');
-      }
-      this.connection = { connectTimeout: 5_000, connectionLimit: 4, enableKeepAlive: true, ...config };
-    }
+    this.client = new MySqlClient({
+      userPool: options.client,
+      connection: options.client ? undefined : poolOptions(options.connection as string | PoolOptions),
+      queryTimeoutMs: options.queryTimeoutMs ?? 10_000,
+      createTable: this.createTable,
+      tableName: this.tableName,
+      assertOpen: () => this.calls.assertOpen(),
+    });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -169,7 +138,7 @@ export class MySqlLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(STORE, request.meta) ?? null;
     const attempt = async (sql: MySqlAcquireStatements, leaseId: string, step: Step): Promise<AcquireResult> => {
       const [current] = await this.query<RowView>(sql.read, [election]);
-      if (current && refuses(current, identity)) return refusal(current);
+      if (current && refusesAcquire(current, identity)) return refusalOf(current);
       step();
       const values = [election, identity, leaseId, leaseDurationMs];
       await this.query(sql.take, sql === this.sql ? [...values, meta, leaseId] : values);
@@ -178,7 +147,7 @@ export class MySqlLeaseStore implements LeaseStore {
       if (row && Number(row.mine) === 1) {
         return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
       }
-      return row ? refusal(row) : { acquired: false };
+      return row ? refusalOf(row) : { acquired: false };
     };
     return this.calls.acquire(request, {
       attempt: (leaseId, step) =>
@@ -237,15 +206,7 @@ export class MySqlLeaseStore implements LeaseStore {
         () => this.query<RowView>(this.sql.legacy.read, [election]),
       ),
     );
-    if (!row) return { held: false, term: 0 };
-    const term = Number(row.term);
-    if (Number(row.held) !== 1) {
-      return row.reserved_for == null ? { held: false, term } : { held: false, term, reservedFor: row.reserved_for };
-    }
-    const meta = decodeLeaseMeta(row.meta);
-    return meta === undefined
-      ? { held: true, holder: row.holder, term }
-      : { held: true, holder: row.holder, term, meta };
+    return leaseInfoOf(row);
   }
 
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
@@ -305,75 +266,12 @@ export class MySqlLeaseStore implements LeaseStore {
 
   close(): Promise<void> {
     // Only our own pool: a pool the user passed in stays theirs.
-    return this.calls.close({ disconnect: () => this.pool?.end() });
+    return this.calls.close({ disconnect: () => this.client.end() });
   }
 
-  // ---- internals ------------------------------------------------------------------------------
-
-  /**
-   * One statement; a missing table is created once and the statement retried. mysql2 cannot
-   * cancel a statement: an abandoned one finishes in the background, and the callers' `step()`
-   * refuses to send another after the abort.
-   */
-  private async query<R = unknown>(sql: string, values: unknown[]): Promise<R[]> {
-    const pool = this.getPool();
-    const options = { sql, values, timeout: this.queryTimeoutMs, rowsAsArray: false };
-    try {
-      return (await pool.query(options))[0] as R[];
-    } catch (error) {
-      if (!this.createTable || errorCode(error) !== 'ER_NO_SUCH_TABLE') throw error;
-      await this.ensureTable(pool);
-      return (await pool.query(options))[0] as R[];
-    }
+  private query<R = unknown>(sql: string, values: unknown[]): Promise<R[]> {
+    return this.client.query<R>(sql, values);
   }
-
-  private ensureTable(pool: Pool): Promise<void> {
-    this.tableReady ??= pool.query({ sql: mysqlLeaseTableSql(this.tableName), timeout: this.queryTimeoutMs }).then(
-      () => undefined,
-      (error: unknown) => {
-        this.tableReady = undefined;
-        throw error;
-      },
-    );
-    return this.tableReady;
-  }
-
-  /** One ALTER adding columns; "Duplicate column name" (added meanwhile by another instance or by hand) is done. */
-  private async addColumns(sql: string): Promise<void> {
-    try {
-      await this.getPool().query({ sql, timeout: this.queryTimeoutMs });
-    } catch (error) {
-      if (errorCode(error) !== 'ER_DUP_FIELDNAME') throw error;
-    }
-  }
-
-  private getPool(): Pool {
-    this.calls.assertOpen();
-    if (this.userPool) return this.userPool;
-    this.pool ??= mysql.createPool(this.connection as PoolOptions);
-    return this.pool;
-  }
-}
-
-/** Refused without trying: held, or reserved for someone else (meta and reservation as the row view gates them). */
-function refuses(row: RowView, identity: string): boolean {
-  return Number(row.held) === 1 || (row.reserved_for != null && row.reserved_for !== identity);
-}
-
-/** A refused acquire, from the row as read. */
-function refusal(row: RowView): AcquireResult {
-  const held = Number(row.held) === 1;
-  const expiresInMs = row.expires_in_ms == null ? Number.NaN : Number(row.expires_in_ms);
-  const meta = held ? decodeLeaseMeta(row.meta) : undefined;
-  return {
-    acquired: false,
-    ...(held && { holder: row.holder }),
-    term: Number(row.term),
-    // The holder's expiry (or the reservation's end) by the server's clock, as a delay: a hint.
-    ...(Number.isFinite(expiresInMs) && (held || row.reserved_for != null) && { expiresInMs }),
-    ...(meta !== undefined && { meta }),
-    ...(!held && row.reserved_for != null && { reservedFor: row.reserved_for }),
-  };
 }
 
 function affectedRows(result: unknown): number {

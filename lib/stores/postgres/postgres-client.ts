@@ -1,7 +1,7 @@
 // A static import is fine here: this file is reachable only through the `/postgres` subpath, whose
 // users have installed the optional peer `pg`.
 import pg, { type Client, type ClientConfig, type Pool, type PoolConfig, type QueryResultRow } from 'pg';
-import { errorCode, type Step } from '../store-support.js';
+import { checkConnectionUrl, errorCode, type Step } from '../store-support.js';
 import type { ListenConnection } from './postgres-listener.js';
 import { postgresLeaseTableSql } from './postgres-sql.js';
 
@@ -24,6 +24,32 @@ export interface PostgresLeaseStoreOptions {
   createTable?: boolean;
   /** Client-side bound of one statement, also on a pool or client you pass in. Default 10000. */
   queryTimeoutMs?: number;
+}
+
+const URL_PROTOCOLS = ['postgres:', 'postgresql:', 'socket:'];
+
+/** The pool settings: ours by default, the user's on top; the URL checked before anything connects. */
+export function poolConfig(connection: string | PoolConfig, queryTimeoutMs: number): PoolConfig {
+  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
+  if (config?.connectionString !== undefined) {
+    const option = typeof connection === 'string' ? 'connection' : 'connection.connectionString';
+    checkConnectionUrl(
+      'PostgresLeaseStore',
+      option,
+      config.connectionString,
+      URL_PROTOCOLS,
+      'postgres://user:password@host:5432/database',
+    );
+  }
+  return {
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: queryTimeoutMs,
+    keepAlive: true,
+    max: 4,
+    allowExitOnIdle: true,
+    application_name: 'nestjs-leader-election',
+    ...config,
+  };
 }
 
 /** The part of a Pool or Client the store uses: both answer `query` the same way. */

@@ -65,7 +65,7 @@ export const POSTGRES_LEASE_TABLE_SQL = postgresLeaseTableSql();
 export interface PostgresStatements {
   /**
    * $1 election, $2 holder, $3 lease id, $4 duration ms, $5 meta JSON (or NULL) → (acquired, term,
-   * holder, expires_in_ms, meta, reserved_for) or nothing. Refuses others while a reservation lasts.
+   * held, holder, expires_in_ms, meta, reserved_for) or nothing. Refuses others while a reservation lasts.
    */
   acquire: string;
   /** $1 election, $2 lease id, $3 term, $4 duration ms → the term when renewed. */
@@ -129,10 +129,10 @@ export function postgresStatements(table: string): PostgresStatements {
             AND (l.reserved_for IS NULL OR l.reserved_for = excluded.holder OR l.reserved_until <= clock_timestamp()
               OR l.meta_lease_id IS DISTINCT FROM l.lease_id)
         RETURNING term)
-      SELECT true AS acquired, term, $2::text AS holder, NULL::double precision AS expires_in_ms,
+      SELECT true AS acquired, term, true AS held, $2::text AS holder, NULL::double precision AS expires_in_ms,
           NULL::jsonb AS meta, NULL::text AS reserved_for FROM taken
       UNION ALL
-      SELECT false, v.term, v.holder, v.expires_in_ms, v.meta, v.reserved_for FROM (${view}) v
+      SELECT false, v.term, v.held, v.holder, v.expires_in_ms, v.meta, v.reserved_for FROM (${view}) v
         WHERE (v.held OR v.reserved_for <> $2) AND NOT EXISTS (SELECT 1 FROM taken)`,
     renew: renew(''),
     renewMeta: renew(', meta = $5::jsonb, meta_lease_id = lease_id'),
@@ -164,9 +164,9 @@ export function postgresStatements(table: string): PostgresStatements {
           SET holder = excluded.holder, lease_id = excluded.lease_id, term = l.term + 1, expires_at = excluded.expires_at
           WHERE l.expires_at <= clock_timestamp()
         RETURNING term)
-      SELECT true AS acquired, term, $2::text AS holder, NULL::double precision AS expires_in_ms FROM taken
+      SELECT true AS acquired, term, true AS held, $2::text AS holder, NULL::double precision AS expires_in_ms FROM taken
       UNION ALL
-      SELECT false, term, holder, EXTRACT(EPOCH FROM expires_at - clock_timestamp()) * 1000 FROM ${table}
+      SELECT false, term, true, holder, EXTRACT(EPOCH FROM expires_at - clock_timestamp()) * 1000 FROM ${table}
         WHERE election = $1 AND expires_at > clock_timestamp() AND NOT EXISTS (SELECT 1 FROM taken)`,
       read: `SELECT holder, term, expires_at > clock_timestamp() AS held FROM ${table} WHERE election = $1`,
     },

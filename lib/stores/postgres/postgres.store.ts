@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolConfig, QueryResultRow } from 'pg';
 import { messages } from '../../leader-election.messages.js';
-import { HandoverColumns } from '../handover-columns.js';
 import {
   decodeHandoverRequest,
-  decodeLeaseMeta,
   encodeHandoverRequest,
   encodeLeaseMeta,
   releaseReservation,
@@ -26,6 +24,7 @@ import {
   type RenewOptions,
   type StateCallOptions,
 } from '../lease-store.js';
+import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
 import {
   decodeStateEntry,
   onceUntilDone,
@@ -34,8 +33,8 @@ import {
   stateLostError,
   withStateColumn,
 } from '../state-support.js';
-import { checkConnectionUrl, errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
-import { PostgresClient, type PostgresLeaseStoreOptions } from './postgres-client.js';
+import { errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import { PostgresClient, type PostgresLeaseStoreOptions, poolConfig } from './postgres-client.js';
 import { classifyPostgresError } from './postgres-errors.js';
 import { PostgresListener } from './postgres-listener.js';
 import {
@@ -58,21 +57,8 @@ export {
 
 const STORE = 'PostgresLeaseStore';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-const URL_PROTOCOLS = ['postgres:', 'postgresql:', 'socket:'];
 /** JSON's escape of U+0000 (not preceded by an escaping backslash), which jsonb refuses. */
 const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
-
-/** A row as the acquire and read statements report it (see `view` in postgres-sql.ts). */
-interface RowView extends QueryResultRow {
-  term: string;
-  held?: boolean;
-  /** While held. */
-  holder: string | null;
-  meta?: unknown;
-  reserved_for?: string | null;
-  /** Until the holder's expiry, or the reservation's end. */
-  expires_in_ms?: number | string | null;
-}
 
 /**
  * Leases as rows of a PostgreSQL table: `INSERT … ON CONFLICT DO UPDATE … WHERE expires_at <= now`
@@ -164,20 +150,21 @@ export class PostgresLeaseStore implements LeaseStore {
         for (let round = 1; ; round++) {
           const [row] = await this.handoverColumns.preferred(
             step,
-            () => this.query<RowView & { acquired: boolean }>(step, this.sql.acquire, [...values, meta ?? null]),
-            () => this.query<RowView & { acquired: boolean }>(step, this.sql.legacy.acquire, values),
+            () => this.query<LeaseRowView & { acquired: boolean }>(step, this.sql.acquire, [...values, meta ?? null]),
+            () => this.query<LeaseRowView & { acquired: boolean }>(step, this.sql.legacy.acquire, values),
           );
           if (row?.acquired) {
             return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
           }
-          if (row) return refusal(row);
+          if (row) return refusalOf(row);
           // Not taken, and the statement's snapshot predates whoever beat us: ask afresh who holds it.
           step();
           const view = await this.readView(step, election);
           // Freed again meanwhile (that holder already released): it is free now, so try once more
           // rather than answer "held by nobody".
-          const refused = view && (view.held || (view.reserved_for != null && view.reserved_for !== identity));
-          if (refused || round === 2) return view ? refusal(view) : { acquired: false, term: 0 };
+          if (round === 2 || (view && refusesAcquire(view, identity))) {
+            return view ? refusalOf(view) : { acquired: false, term: 0 };
+          }
           step();
         }
       },
@@ -217,15 +204,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
-    const row = await this.calls.run(options.signal, (step) => this.readView(step, election));
-    if (!row) return { held: false, term: 0 };
-    const term = Number(row.term);
-    if (!row.held)
-      return row.reserved_for == null ? { held: false, term } : { held: false, term, reservedFor: row.reserved_for };
-    const meta = decodeLeaseMeta(row.meta);
-    return meta === undefined
-      ? { held: true, holder: row.holder ?? '', term }
-      : { held: true, holder: row.holder ?? '', term, meta };
+    return leaseInfoOf(await this.calls.run(options.signal, (step) => this.readView(step, election)));
   }
 
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
@@ -293,15 +272,11 @@ export class PostgresLeaseStore implements LeaseStore {
   // ---- internals ------------------------------------------------------------------------------
 
   /** The row as readers see it; the previous version's read on a table without handover columns. */
-  private async readView(step: Step, election: string): Promise<RowView | undefined> {
+  private async readView(step: Step, election: string): Promise<LeaseRowView | undefined> {
     const [row] = await this.handoverColumns.preferred(
       step,
-      () => this.query<RowView>(step, this.sql.read, [election]),
-      async () =>
-        (await this.query<RowView>(step, this.sql.legacy.read, [election])).map((r) => ({
-          ...r,
-          holder: r.held ? r.holder : null,
-        })),
+      () => this.query<LeaseRowView>(step, this.sql.read, [election]),
+      () => this.query<LeaseRowView>(step, this.sql.legacy.read, [election]),
     );
     return row;
   }
@@ -325,45 +300,6 @@ export class PostgresLeaseStore implements LeaseStore {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-/** A refused acquire, from the row the statement (or a fresh read) reported. */
-function refusal(row: RowView): AcquireResult {
-  const expiresInMs = row.expires_in_ms == null ? Number.NaN : Number(row.expires_in_ms);
-  const meta = decodeLeaseMeta(row.meta);
-  return {
-    acquired: false,
-    ...(row.holder != null && { holder: row.holder }),
-    term: Number(row.term),
-    // The holder's expiry (or the reservation's end) by the server's clock, as a delay: a hint.
-    ...(Number.isFinite(expiresInMs) && { expiresInMs }),
-    ...(meta !== undefined && { meta }),
-    ...(row.reserved_for != null && { reservedFor: row.reserved_for }),
-  };
-}
-
-/** The pool settings: ours by default, the user's on top; the URL checked before anything connects. */
-function poolConfig(connection: string | PoolConfig, queryTimeoutMs: number): PoolConfig {
-  const config = typeof connection === 'string' ? { connectionString: connection } : connection;
-  if (config?.connectionString !== undefined) {
-    const option = typeof connection === 'string' ? 'connection' : 'connection.connectionString';
-    checkConnectionUrl(
-      STORE,
-      option,
-      config.connectionString,
-      URL_PROTOCOLS,
-      'postgres://user:password@host:5432/database',
-    );
-  }
-  return {
-    connectionTimeoutMillis: 5_000,
-    statement_timeout: queryTimeoutMs,
-    keepAlive: true,
-    max: 4,
-    allowExitOnIdle: true,
-    application_name: 'nestjs-leader-election',
-    ...config,
-  };
-}
 
 function identifier(option: string, value: string): string {
   if (typeof value !== 'string' || !IDENTIFIER.test(value)) {

@@ -1,4 +1,12 @@
+import { decodeLeaseMeta } from './handover-support.js';
+import type { AcquireResult, LeaseInfo } from './lease-store.js';
 import type { Step } from './store-support.js';
+
+/**
+ * What the SQL stores (PostgreSQL, MySQL) share of the handover capability: the in-place migration
+ * of the handover columns ({@link HandoverColumns}), and the reading of a lease row, as their read
+ * and acquire statements report it, into a LeaseInfo or a refused acquire.
+ */
 
 /** How long columns found missing (and not addable) count as missing before a statement looks again. */
 export const HANDOVER_COLUMNS_RECHECK_MS = 60_000;
@@ -84,4 +92,60 @@ export class HandoverColumns {
   private now(): number {
     return this.options.now?.() ?? performance.now();
   }
+}
+
+/** A lease row as the SQL stores' read and acquire statements report it. */
+export interface LeaseRowView {
+  term: number | string;
+  /** A boolean (PostgreSQL) or 0/1 (MySQL). */
+  held: boolean | number | string | null;
+  holder: string | null;
+  /** Only when the row's current lease wrote it (absent on a table without the columns). */
+  meta?: unknown;
+  /** Only while the reservation lasts and the row's current lease made it. */
+  reserved_for?: string | null;
+  /** Until the holder's expiry, or the reservation's end, by the server's clock. */
+  expires_in_ms?: number | string | null;
+}
+
+function isHeld(row: LeaseRowView): boolean {
+  return Number(row.held) === 1;
+}
+
+function reservedFor(row: LeaseRowView): string | undefined {
+  return !isHeld(row) && row.reserved_for != null ? row.reserved_for : undefined;
+}
+
+/** What read() answers: meta while held, the reservation while free. */
+export function leaseInfoOf(row: LeaseRowView | undefined): LeaseInfo {
+  if (!row) return { held: false, term: 0 };
+  const term = Number(row.term);
+  if (!isHeld(row)) {
+    const reserved = reservedFor(row);
+    return reserved === undefined ? { held: false, term } : { held: false, term, reservedFor: reserved };
+  }
+  const meta = decodeLeaseMeta(row.meta);
+  const holder = row.holder ?? '';
+  return meta === undefined ? { held: true, holder, term } : { held: true, holder, term, meta };
+}
+
+/** Whether an acquire by `identity` is refused without trying: held, or reserved for someone else. */
+export function refusesAcquire(row: LeaseRowView, identity: string): boolean {
+  const reserved = reservedFor(row);
+  return isHeld(row) || (reserved !== undefined && reserved !== identity);
+}
+
+/** A refused acquire: the holder and its meta, or the reservation; the remaining time as a hint. */
+export function refusalOf(row: LeaseRowView): AcquireResult {
+  const info = leaseInfoOf(row);
+  const expiresInMs = row.expires_in_ms == null ? Number.NaN : Number(row.expires_in_ms);
+  const hint = Number.isFinite(expiresInMs) && (info.held || info.reservedFor !== undefined);
+  return {
+    acquired: false,
+    ...(info.holder !== undefined && { holder: info.holder }),
+    term: info.term,
+    ...(hint && { expiresInMs }),
+    ...(info.meta !== undefined && { meta: info.meta }),
+    ...(info.reservedFor !== undefined && { reservedFor: info.reservedFor }),
+  };
 }
