@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
-import { type Lease, type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import {
   MySqlLeaseStore,
   mysqlHandoverMigrationSql,
@@ -15,6 +15,7 @@ import { mysqlStatements } from '../../lib/stores/mysql/mysql-sql.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
+import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_my');
@@ -56,6 +57,56 @@ describeLeaseStoreConformance('MySqlLeaseStore', () => ({
       (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
     ),
 }));
+
+describeSqlHandoverUpgrade('MySqlLeaseStore', {
+  previousVersionTable: async () => {
+    const name = freshTable('le_my_ho');
+    // Exactly as the version before handover created it (with the state column).
+    await withConnection((connection) =>
+      connection.query(`CREATE TABLE \`${name}\` (election VARCHAR(200) NOT NULL, holder VARCHAR(256) NOT NULL,
+        lease_id CHAR(36) NOT NULL, term BIGINT NOT NULL, expires_at DATETIME(3) NOT NULL, state JSON NULL,
+        PRIMARY KEY (election)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
+    );
+    return name;
+  },
+  store: (name, options) => new MySqlLeaseStore({ connection: MYSQL_URL, table: name, ...options }),
+  previousVersion: (name) => {
+    // Its take (INSERT … ON DUPLICATE KEY UPDATE) and reads as it sent them; renew and release are today's.
+    const sql = mysqlStatements(`\`${name}\``);
+    const run = (text: string, values: unknown[]) =>
+      withConnection(async (connection) => (await connection.query(text, values))[0] as Record<string, unknown>[]);
+    return {
+      acquire: async (election, identity, ms = 30_000) => {
+        const leaseId = randomUUID();
+        await run(sql.legacy.take, [election, identity, leaseId, ms]);
+        const [row] = await run(sql.legacy.mine, [leaseId, election]);
+        return Number(row?.mine) === 1 ? { election, holder: identity, leaseId, term: Number(row?.term) } : undefined;
+      },
+      renew: async (lease) =>
+        (
+          (await run(sql.renew, [30_000, lease.election, lease.leaseId, lease.term])) as unknown as {
+            affectedRows: number;
+          }
+        ).affectedRows === 1,
+      release: (lease) => run(sql.release, [lease.election, lease.leaseId, lease.term, lease.term]),
+      read: async (election) => {
+        const [row] = await run(sql.legacy.read, [election]);
+        return { holder: String(row?.holder), held: Number(row?.held) === 1 };
+      },
+    };
+  },
+  handoverColumns: (name) =>
+    withConnection(async (connection) => {
+      const [rows] = await connection.query(
+        "SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name IN ('meta', 'meta_lease_id', 'reserved_for', 'reserved_until', 'handover') ORDER BY column_name",
+        [name],
+      );
+      return (rows as { c: string }[]).map((row) => row.c);
+    }),
+  migrate: (name) => withConnection((connection) => connection.query(mysqlHandoverMigrationSql(name))),
+  migrationName: 'mysqlHandoverMigrationSql()',
+  secondRunRefusedWith: 'ER_DUP_FIELDNAME',
+});
 
 describe('MySqlLeaseStore specifics', () => {
   const stores: LeaseStore[] = [];
@@ -152,158 +203,6 @@ describe('MySqlLeaseStore specifics', () => {
     // Writing the same entry again changes no row, and is still a success.
     await s.writeState(taken.lease, 1, { signal: signal() });
     expect(await s.readState('e', { signal: signal() })).toEqual({ value: 1, term: taken.lease.term });
-  });
-
-  /** The table exactly as the version before handover created it (with the state column). */
-  const stateVersionTableSql = (name: string) => `CREATE TABLE \`${name}\` (
-    election VARCHAR(200) NOT NULL, holder VARCHAR(256) NOT NULL, lease_id CHAR(36) NOT NULL, term BIGINT NOT NULL,
-    expires_at DATETIME(3) NOT NULL, state JSON NULL, PRIMARY KEY (election)
-    ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
-  const handoverColumns = (name: string) =>
-    withConnection(async (connection) => {
-      const [rows] = await connection.query(
-        "SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name IN ('meta', 'meta_lease_id', 'reserved_for', 'reserved_until', 'handover') ORDER BY column_name",
-        [name],
-      );
-      return (rows as { c: string }[]).map((row) => row.c);
-    });
-  /** A replica of the previous version: its statements, which never name the handover columns. */
-  const oldReplica = (name: string) => {
-    const sql = mysqlStatements(`\`${name}\``);
-    const run = (text: string, values: unknown[]) =>
-      withConnection(async (connection) => (await connection.query(text, values))[0] as Record<string, unknown>[]);
-    return {
-      acquire: async (election: string, identity: string, ms = 30_000) => {
-        const leaseId = randomUUID();
-        await run(sql.legacy.take, [election, identity, leaseId, ms]);
-        const [row] = await run(sql.legacy.mine, [leaseId, election]);
-        return Number(row?.mine) === 1 ? { election, holder: identity, leaseId, term: Number(row?.term) } : undefined;
-      },
-      renew: async (lease: Lease, ms = 30_000) =>
-        (await run(sql.renew, [ms, lease.election, lease.leaseId, lease.term])) as unknown as { affectedRows: number },
-      release: (lease: Lease) => run(sql.release, [lease.election, lease.leaseId, lease.term, lease.term]),
-      read: async (election: string) => (await run(sql.legacy.read, [election]))[0],
-    };
-  };
-
-  it('upgrade: a table of the previous version gains the handover columns in place, two instances migrating at once, and old replicas keep working beside new ones', async () => {
-    const name = freshTable('le_my_ho');
-    await withConnection((connection) => connection.query(stateVersionTableSql(name)));
-    const old = oldReplica(name);
-    // An old replica leads before any new one starts.
-    const oldLease = await old.acquire('e', 'old');
-    if (!oldLease) throw new Error('old replica did not acquire');
-    const [a, b] = [store({ connection: MYSQL_URL, table: name }), store({ connection: MYSQL_URL, table: name })];
-    // Two new instances find the columns missing at the same moment: both add them, neither fails,
-    // and the acquire migrates before it runs (the old replica's lease is refused, not broken).
-    const [refused, requested] = await Promise.all([
-      a.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 1 } }),
-      b.requestHandover(
-        { election: 'e', id: 'r1', term: oldLease.term, requestedBy: 'b', reason: 'operator', requestedAt: 1 },
-        { signal: signal() },
-      ),
-    ]);
-    expect(requested).toBeUndefined();
-    expect(refused).toMatchObject({ acquired: false, holder: 'old', term: oldLease.term });
-    expect(refused).not.toHaveProperty('meta');
-    expect(await handoverColumns(name)).toEqual([
-      'handover',
-      'meta',
-      'meta_lease_id',
-      'reserved_for',
-      'reserved_until',
-    ]);
-    expect(await a.readHandover('e', { signal: signal() })).toMatchObject({ id: 'r1' });
-    // The old replica's statements work on the migrated table: renew, read, release.
-    expect((await old.renew(oldLease)).affectedRows).toBe(1);
-    expect(await old.read('e')).toMatchObject({ holder: 'old', held: 1 });
-    expect(await a.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldLease.term });
-    await old.release(oldLease);
-    // A new holder's meta and reservation: an old replica ignores the reservation (allowed), and
-    // then neither the previous holder's meta nor the reservation is taken for its own.
-    const taken = await a.acquire({
-      election: 'e',
-      identity: 'a',
-      leaseDurationMs: 30_000,
-      signal: signal(),
-      meta: { leaderships: 1 },
-    });
-    if (!taken.acquired) throw new Error('not acquired');
-    expect(await b.read('e', { signal: signal() })).toEqual({
-      held: true,
-      holder: 'a',
-      term: taken.lease.term,
-      meta: { leaderships: 1 },
-    });
-    await a.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 60_000 });
-    expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term: taken.lease.term, reservedFor: 'b' });
-    const oldAgain = await old.acquire('e', 'old');
-    if (!oldAgain) throw new Error('old replica did not acquire');
-    expect(await b.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldAgain.term });
-    await old.release(oldAgain);
-    expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term: oldAgain.term });
-    expect((await b.acquire({ election: 'e', identity: 'c', leaseDurationMs: 1_000, signal: signal() })).acquired).toBe(
-      true,
-    );
-    // A row an old replica inserts (no handover columns named) reads as before.
-    const fresh = await old.acquire('old-row', 'old');
-    expect(await b.read('old-row', { signal: signal() })).toEqual({ held: true, holder: 'old', term: fresh?.term });
-    // Run again by hand, the documented SQL fails as a whole ("Duplicate column name") and changes
-    // nothing (MySQL 8 has no ADD COLUMN IF NOT EXISTS); the store counts that as done.
-    await expect(
-      withConnection((connection) => connection.query(mysqlHandoverMigrationSql(name))),
-    ).rejects.toMatchObject({ code: 'ER_DUP_FIELDNAME' });
-    expect(await handoverColumns(name)).toHaveLength(5);
-    expect(await a.readHandover('e', { signal: signal() })).toMatchObject({ id: 'r1' });
-  });
-
-  it('upgrade with createTable: false: leases work as before, handover calls name the migration to run, then work', async () => {
-    const name = freshTable('le_my_ho');
-    await withConnection((connection) => connection.query(stateVersionTableSql(name)));
-    const s = store({ connection: MYSQL_URL, table: name, createTable: false });
-    const taken = await s.acquire({
-      election: 'e',
-      identity: 'a',
-      leaseDurationMs: 30_000,
-      signal: signal(),
-      meta: { leaderships: 1 },
-    });
-    if (!taken.acquired) throw new Error('not acquired');
-    await s.renew(taken.lease, { leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 2 } });
-    // Without the columns there is no meta to show.
-    expect(await s.read('e', { signal: signal() })).toEqual({ held: true, holder: 'a', term: taken.lease.term });
-    const request = { election: 'e', id: 'r1', term: 1, requestedBy: 'b', reason: 'operator', requestedAt: 1 };
-    for (const call of [
-      s.requestHandover(request, { signal: signal() }),
-      s.readHandover('e', { signal: signal() }),
-      s.clearHandover('e', 'r1', { signal: signal() }),
-    ]) {
-      const error = await call.catch((e: unknown) => e);
-      expect(error).toMatchObject({ kind: 'fatal' });
-      expect((error as Error).message).toContain('mysqlHandoverMigrationSql()');
-    }
-    // A release with a reservation still frees the lease (as by a store without handover).
-    await s.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 60_000 });
-    expect(await s.read('e', { signal: signal() })).toEqual({ held: false, term: taken.lease.term });
-    expect(await handoverColumns(name)).toEqual([]);
-    await withConnection((connection) => connection.query(mysqlHandoverMigrationSql(name)));
-    // A replica started after the migration uses the columns (a running one looks again within a minute).
-    const next = store({ connection: MYSQL_URL, table: name, createTable: false });
-    await next.requestHandover(request, { signal: signal() });
-    expect(await next.readHandover('e', { signal: signal() })).toEqual(request);
-    const again = await next.acquire({
-      election: 'e',
-      identity: 'b',
-      leaseDurationMs: 30_000,
-      signal: signal(),
-      meta: { leaderships: 1 },
-    });
-    expect(again).toMatchObject({ acquired: true });
-    expect(await next.read('e', { signal: signal() })).toMatchObject({
-      held: true,
-      holder: 'b',
-      meta: { leaderships: 1 },
-    });
   });
 
   it('uses a table created beforehand from mysqlLeaseTableSql() with createTable: false', async () => {

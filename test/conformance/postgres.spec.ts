@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
-import { type Lease, type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import {
   PostgresLeaseStore,
   postgresHandoverMigrationSql,
@@ -16,6 +16,7 @@ import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/serve
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
+import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_pg');
@@ -65,6 +66,46 @@ describePushHandoverConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table: pushTable }),
 }));
+
+describeSqlHandoverUpgrade('PostgresLeaseStore', {
+  previousVersionTable: async () => {
+    const name = freshTable('le_pg_ho');
+    // Exactly as the version before handover created it (with the state column).
+    await withClient((client) =>
+      client.query(`CREATE TABLE "public"."${name}" (election text PRIMARY KEY, holder text NOT NULL,
+        lease_id uuid NOT NULL, term bigint NOT NULL, expires_at timestamptz NOT NULL, state jsonb NOT NULL DEFAULT '{}'::jsonb)`),
+    );
+    return name;
+  },
+  store: (name, options) => new PostgresLeaseStore({ connection: PG_URL, table: name, ...options }),
+  previousVersion: (name) => {
+    // Its acquire and read as it sent them; its renew and release are today's.
+    const sql = postgresStatements(`"public"."${name}"`);
+    const run = (text: string, values: unknown[]) =>
+      withClient(async (client) => (await client.query(text, values)).rows);
+    return {
+      acquire: async (election, identity, ms = 30_000) => {
+        const leaseId = randomUUID();
+        const [row] = await run(sql.legacy.acquire, [election, identity, leaseId, ms]);
+        return row?.acquired ? { election, holder: identity, leaseId, term: Number(row.term) } : undefined;
+      },
+      renew: async (lease) => (await run(sql.renew, [lease.election, lease.leaseId, lease.term, 30_000])).length === 1,
+      release: (lease) => run(sql.release, [lease.election, lease.leaseId, lease.term, name]),
+      read: async (election) => (await run(sql.legacy.read, [election]))[0],
+    };
+  },
+  handoverColumns: (name) =>
+    withClient(async (client) =>
+      (
+        await client.query(
+          "SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name IN ('meta', 'meta_lease_id', 'reserved_for', 'reserved_until', 'handover') ORDER BY column_name",
+          [name],
+        )
+      ).rows.map((row) => row.column_name),
+    ),
+  migrate: (name) => withClient((client) => client.query(postgresHandoverMigrationSql(name))),
+  migrationName: 'postgresHandoverMigrationSql()',
+});
 
 describe('PostgresLeaseStore specifics', () => {
   const stores: LeaseStore[] = [];
@@ -178,157 +219,6 @@ describe('PostgresLeaseStore specifics', () => {
     await withClient((client) => client.query(postgresLeaseStateMigrationSql(name)));
     await s.writeState(taken.lease, 1, { signal: signal() });
     expect(await s.readState('e', { signal: signal() })).toEqual({ value: 1, term: taken.lease.term });
-  });
-
-  /** The table exactly as the version before handover created it (with the state column). */
-  const stateVersionTableSql = (name: string) => `CREATE TABLE "public"."${name}" (
-    election text PRIMARY KEY, holder text NOT NULL, lease_id uuid NOT NULL, term bigint NOT NULL,
-    expires_at timestamptz NOT NULL, state jsonb NOT NULL DEFAULT '{}'::jsonb)`;
-  const handoverColumns = (name: string) =>
-    withClient(async (client) =>
-      (
-        await client.query(
-          "SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name IN ('meta', 'meta_lease_id', 'reserved_for', 'reserved_until', 'handover') ORDER BY column_name",
-          [name],
-        )
-      ).rows.map((row) => row.column_name),
-    );
-  /**
-   * A replica of the previous version: its statements, which never name the handover columns
-   * (acquire and read as it sent them; renew and release are unchanged).
-   */
-  const oldReplica = (name: string) => {
-    const sql = postgresStatements(`"public"."${name}"`);
-    const run = (text: string, values: unknown[]) =>
-      withClient(async (client) => (await client.query(text, values)).rows);
-    return {
-      acquire: async (election: string, identity: string, ms = 30_000) => {
-        const leaseId = randomUUID();
-        const [row] = await run(sql.legacy.acquire, [election, identity, leaseId, ms]);
-        return row?.acquired ? { election, holder: identity, leaseId, term: Number(row.term) } : undefined;
-      },
-      renew: async (lease: Lease, ms = 30_000) =>
-        (await run(sql.renew, [lease.election, lease.leaseId, lease.term, ms])).length === 1,
-      release: (lease: Lease) => run(sql.release, [lease.election, lease.leaseId, lease.term, name]),
-      read: async (election: string) => (await run(sql.legacy.read, [election]))[0],
-    };
-  };
-
-  it('upgrade: a table of the previous version gains the handover columns in place, two instances migrating at once, and old replicas keep working beside new ones', async () => {
-    const name = freshTable('le_pg_ho');
-    await withClient((client) => client.query(stateVersionTableSql(name)));
-    const old = oldReplica(name);
-    // An old replica leads before any new one starts.
-    const oldLease = await old.acquire('e', 'old');
-    if (!oldLease) throw new Error('old replica did not acquire');
-    const [a, b] = [store({ connection: PG_URL, table: name }), store({ connection: PG_URL, table: name })];
-    // Two new instances find the columns missing at the same moment: both add them, neither fails,
-    // and the acquire migrates before it runs (the old replica's lease is refused, not broken).
-    const [refused, requested] = await Promise.all([
-      a.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 1 } }),
-      b.requestHandover(
-        { election: 'e', id: 'r1', term: oldLease.term, requestedBy: 'b', reason: 'operator', requestedAt: 1 },
-        { signal: signal() },
-      ),
-    ]);
-    expect(requested).toBeUndefined();
-    expect(refused).toMatchObject({ acquired: false, holder: 'old', term: oldLease.term });
-    expect(refused).not.toHaveProperty('meta');
-    expect(await handoverColumns(name)).toEqual([
-      'handover',
-      'meta',
-      'meta_lease_id',
-      'reserved_for',
-      'reserved_until',
-    ]);
-    expect(await a.readHandover('e', { signal: signal() })).toMatchObject({ id: 'r1' });
-    // The old replica's statements work on the migrated table: renew, read, release.
-    expect(await old.renew(oldLease)).toBe(true);
-    expect(await old.read('e')).toMatchObject({ holder: 'old', held: true });
-    expect(await a.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldLease.term });
-    await old.release(oldLease);
-    // A new holder's meta and reservation: an old replica ignores the reservation (allowed), and
-    // then neither the previous holder's meta nor the reservation is taken for its own.
-    const taken = await a.acquire({
-      election: 'e',
-      identity: 'a',
-      leaseDurationMs: 30_000,
-      signal: signal(),
-      meta: { leaderships: 1 },
-    });
-    if (!taken.acquired) throw new Error('not acquired');
-    expect(await b.read('e', { signal: signal() })).toEqual({
-      held: true,
-      holder: 'a',
-      term: taken.lease.term,
-      meta: { leaderships: 1 },
-    });
-    await a.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 60_000 });
-    expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term: taken.lease.term, reservedFor: 'b' });
-    const oldAgain = await old.acquire('e', 'old');
-    if (!oldAgain) throw new Error('old replica did not acquire');
-    expect(await b.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldAgain.term });
-    await old.release(oldAgain);
-    expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term: oldAgain.term });
-    expect((await b.acquire({ election: 'e', identity: 'c', leaseDurationMs: 1_000, signal: signal() })).acquired).toBe(
-      true,
-    );
-    // A row an old replica inserts (no handover columns named) reads as before.
-    const fresh = await old.acquire('old-row', 'old');
-    expect(await b.read('old-row', { signal: signal() })).toEqual({ held: true, holder: 'old', term: fresh?.term });
-    // The documented SQL is idempotent: run again by hand, it changes nothing.
-    await withClient((client) => client.query(postgresHandoverMigrationSql(name)));
-    await withClient((client) => client.query(postgresHandoverMigrationSql(name)));
-    expect(await a.readHandover('e', { signal: signal() })).toMatchObject({ id: 'r1' });
-  });
-
-  it('upgrade with createTable: false: leases work as before, handover calls name the migration to run, then work', async () => {
-    const name = freshTable('le_pg_ho');
-    await withClient((client) => client.query(stateVersionTableSql(name)));
-    const s = store({ connection: PG_URL, table: name, createTable: false });
-    const taken = await s.acquire({
-      election: 'e',
-      identity: 'a',
-      leaseDurationMs: 30_000,
-      signal: signal(),
-      meta: { leaderships: 1 },
-    });
-    if (!taken.acquired) throw new Error('not acquired');
-    await s.renew(taken.lease, { leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 2 } });
-    // Without the columns there is no meta to show.
-    expect(await s.read('e', { signal: signal() })).toEqual({ held: true, holder: 'a', term: taken.lease.term });
-    const request = { election: 'e', id: 'r1', term: 1, requestedBy: 'b', reason: 'operator', requestedAt: 1 };
-    for (const call of [
-      s.requestHandover(request, { signal: signal() }),
-      s.readHandover('e', { signal: signal() }),
-      s.clearHandover('e', 'r1', { signal: signal() }),
-    ]) {
-      const error = await call.catch((e: unknown) => e);
-      expect(error).toMatchObject({ kind: 'fatal' });
-      expect((error as Error).message).toContain('postgresHandoverMigrationSql()');
-    }
-    // A release with a reservation still frees the lease (as by a store without handover).
-    await s.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 60_000 });
-    expect(await s.read('e', { signal: signal() })).toEqual({ held: false, term: taken.lease.term });
-    expect(await handoverColumns(name)).toEqual([]);
-    await withClient((client) => client.query(postgresHandoverMigrationSql(name)));
-    // A replica started after the migration uses the columns (a running one looks again within a minute).
-    const next = store({ connection: PG_URL, table: name, createTable: false });
-    await next.requestHandover(request, { signal: signal() });
-    expect(await next.readHandover('e', { signal: signal() })).toEqual(request);
-    const again = await next.acquire({
-      election: 'e',
-      identity: 'b',
-      leaseDurationMs: 30_000,
-      signal: signal(),
-      meta: { leaderships: 1 },
-    });
-    expect(again).toMatchObject({ acquired: true });
-    expect(await next.read('e', { signal: signal() })).toMatchObject({
-      held: true,
-      holder: 'b',
-      meta: { leaderships: 1 },
-    });
   });
 
   it('refuses U+0000, which jsonb cannot hold, before sending anything', async () => {
