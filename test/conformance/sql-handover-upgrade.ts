@@ -97,6 +97,9 @@ export function describeSqlHandoverUpgrade(name: string, t: SqlHandoverUpgradeTa
       const oldAgain = await old.acquire('e', 'old');
       if (!oldAgain) throw new Error('the old replica did not acquire');
       expect(await b.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldAgain.term });
+      // A renew with meta under such a lease (a new replica that took it with the previous version's
+      // statement, its migration having failed) tags only the meta: the stale reservation stays dead.
+      await b.renew(oldAgain, { leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 5 } });
       await old.release(oldAgain);
       expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term: oldAgain.term });
       expect((await acquire(b, 'e', 'c')).acquired).toBe(true);

@@ -158,7 +158,9 @@ export function mysqlStatements(table: string): MySqlStatements {
       mine: `SELECT ${legacyView}, lease_id = ? AS mine FROM ${table} WHERE election = ?`,
     },
     renew: renew(''),
-    renewMeta: renew('meta = ?, meta_lease_id = lease_id, '),
+    // Tags the meta as this lease's; a held row has no reservation, so a stale one (left by a
+    // previous-version acquire, which does not clear it) must not become this lease's either.
+    renewMeta: renew('meta = ?, meta_lease_id = lease_id, reserved_for = NULL, reserved_until = NULL, '),
     stillMine: `SELECT 1 AS ok FROM ${table} WHERE ${MINE}`,
     // Conditional on lease id and (when known) term, so it never releases a later holder's row.
     release: release(''),

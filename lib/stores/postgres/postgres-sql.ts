@@ -135,7 +135,9 @@ export function postgresStatements(table: string): PostgresStatements {
       SELECT false, v.term, v.held, v.holder, v.expires_in_ms, v.meta, v.reserved_for FROM (${view}) v
         WHERE (v.held OR v.reserved_for <> $2) AND NOT EXISTS (SELECT 1 FROM taken)`,
     renew: renew(''),
-    renewMeta: renew(', meta = $5::jsonb, meta_lease_id = lease_id'),
+    // Tags the meta as this lease's; a held row has no reservation, so a stale one (left by a
+    // previous-version acquire, which does not clear it) must not become this lease's either.
+    renewMeta: renew(', meta = $5::jsonb, meta_lease_id = lease_id, reserved_for = NULL, reserved_until = NULL'),
     // Conditional on lease id and (when known) term, so it never releases a later holder's row.
     release: release(''),
     releaseReserved: release(
