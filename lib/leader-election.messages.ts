@@ -313,6 +313,7 @@ export const messages = {
       `release option ${option} must be ${allowed} (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value)})`,
     columnsMissing: (store: string, table: string, migration: string) =>
       `${store}: table ${table} has no handover columns (it was created by a version before handover requests) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add them`,
+    notStorable: (store: string, what: string, why: string) => `${store}: the ${what} cannot be stored (${why})`,
   },
 
   // ---- Leader state and once-per-tick cron runs (issue 16) ------------------------------------

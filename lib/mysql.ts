@@ -4,6 +4,7 @@ export {
   MYSQL_LEASE_TABLE_SQL,
   MySqlLeaseStore,
   type MySqlLeaseStoreOptions,
+  mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,
 } from './stores/mysql/mysql.store.js';

@@ -4,6 +4,7 @@ export {
   POSTGRES_LEASE_TABLE_SQL,
   PostgresLeaseStore,
   type PostgresLeaseStoreOptions,
+  postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
 } from './stores/postgres/postgres.store.js';

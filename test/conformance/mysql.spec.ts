@@ -1,18 +1,21 @@
 // MySqlLeaseStore against the machine's MariaDB (MYSQL_URL): the shared conformance suite, then
 // what is specific to it: table creation, session time zones, pools it must not close, auth,
 // permission and network failures, and an acquire that lands after its caller gave up.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import {
   MySqlLeaseStore,
+  mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,
 } from '../../lib/stores/mysql/mysql.store.js';
+import { mysqlStatements } from '../../lib/stores/mysql/mysql-sql.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
+import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_my');
@@ -45,6 +48,7 @@ afterAll(async () => {
 describeLeaseStoreConformance('MySqlLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
+  handover: true,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -53,6 +57,56 @@ describeLeaseStoreConformance('MySqlLeaseStore', () => ({
       (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
     ),
 }));
+
+describeSqlHandoverUpgrade('MySqlLeaseStore', {
+  previousVersionTable: async () => {
+    const name = freshTable('le_my_ho');
+    // Exactly as the version before handover created it (with the state column).
+    await withConnection((connection) =>
+      connection.query(`CREATE TABLE \`${name}\` (election VARCHAR(200) NOT NULL, holder VARCHAR(256) NOT NULL,
+        lease_id CHAR(36) NOT NULL, term BIGINT NOT NULL, expires_at DATETIME(3) NOT NULL, state JSON NULL,
+        PRIMARY KEY (election)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
+    );
+    return name;
+  },
+  store: (name, options) => new MySqlLeaseStore({ connection: MYSQL_URL, table: name, ...options }),
+  previousVersion: (name) => {
+    // Its take (INSERT … ON DUPLICATE KEY UPDATE) and reads as it sent them; renew and release are today's.
+    const sql = mysqlStatements(`\`${name}\``);
+    const run = (text: string, values: unknown[]) =>
+      withConnection(async (connection) => (await connection.query(text, values))[0] as Record<string, unknown>[]);
+    return {
+      acquire: async (election, identity, ms = 30_000) => {
+        const leaseId = randomUUID();
+        await run(sql.legacy.take, [election, identity, leaseId, ms]);
+        const [row] = await run(sql.legacy.mine, [leaseId, election]);
+        return Number(row?.mine) === 1 ? { election, holder: identity, leaseId, term: Number(row?.term) } : undefined;
+      },
+      renew: async (lease) =>
+        (
+          (await run(sql.renew, [30_000, lease.election, lease.leaseId, lease.term])) as unknown as {
+            affectedRows: number;
+          }
+        ).affectedRows === 1,
+      release: (lease) => run(sql.release, [lease.election, lease.leaseId, lease.term, lease.term]),
+      read: async (election) => {
+        const [row] = await run(sql.legacy.read, [election]);
+        return { holder: String(row?.holder), held: Number(row?.held) === 1 };
+      },
+    };
+  },
+  handoverColumns: (name) =>
+    withConnection(async (connection) => {
+      const [rows] = await connection.query(
+        "SELECT column_name AS c FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name IN ('meta', 'meta_lease_id', 'reserved_for', 'reserved_until', 'handover') ORDER BY column_name",
+        [name],
+      );
+      return (rows as { c: string }[]).map((row) => row.c);
+    }),
+  migrate: (name) => withConnection((connection) => connection.query(mysqlHandoverMigrationSql(name))),
+  migrationName: 'mysqlHandoverMigrationSql()',
+  secondRunRefusedWith: 'ER_DUP_FIELDNAME',
+});
 
 describe('MySqlLeaseStore specifics', () => {
   const stores: LeaseStore[] = [];
@@ -80,7 +134,19 @@ describe('MySqlLeaseStore specifics', () => {
       held: false,
       term: 0,
     });
-    expect(await columns()).toEqual(['election', 'holder', 'lease_id', 'term', 'expires_at', 'state']);
+    expect(await columns()).toEqual([
+      'election',
+      'holder',
+      'lease_id',
+      'term',
+      'expires_at',
+      'state',
+      'meta',
+      'meta_lease_id',
+      'reserved_for',
+      'reserved_until',
+      'handover',
+    ]);
   });
 
   /** The table exactly as the version before leader state created it. */

@@ -1,19 +1,22 @@
 // PostgresLeaseStore against the machine's PostgreSQL (PG_URL): the shared conformance and push
 // suites, then what is specific to it: table creation, clients it must not close, auth, permission
 // and network failures, and an acquire that lands after its caller gave up.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import {
   PostgresLeaseStore,
+  postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
 } from '../../lib/stores/postgres/postgres.store.js';
+import { postgresStatements } from '../../lib/stores/postgres/postgres-sql.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
+import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_pg');
@@ -48,6 +51,8 @@ afterAll(async () => {
 describeLeaseStoreConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
+  handover: true,
+  push: true,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -61,6 +66,46 @@ describePushHandoverConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table: pushTable }),
 }));
+
+describeSqlHandoverUpgrade('PostgresLeaseStore', {
+  previousVersionTable: async () => {
+    const name = freshTable('le_pg_ho');
+    // Exactly as the version before handover created it (with the state column).
+    await withClient((client) =>
+      client.query(`CREATE TABLE "public"."${name}" (election text PRIMARY KEY, holder text NOT NULL,
+        lease_id uuid NOT NULL, term bigint NOT NULL, expires_at timestamptz NOT NULL, state jsonb NOT NULL DEFAULT '{}'::jsonb)`),
+    );
+    return name;
+  },
+  store: (name, options) => new PostgresLeaseStore({ connection: PG_URL, table: name, ...options }),
+  previousVersion: (name) => {
+    // Its acquire and read as it sent them; its renew and release are today's.
+    const sql = postgresStatements(`"public"."${name}"`);
+    const run = (text: string, values: unknown[]) =>
+      withClient(async (client) => (await client.query(text, values)).rows);
+    return {
+      acquire: async (election, identity, ms = 30_000) => {
+        const leaseId = randomUUID();
+        const [row] = await run(sql.legacy.acquire, [election, identity, leaseId, ms]);
+        return row?.acquired ? { election, holder: identity, leaseId, term: Number(row.term) } : undefined;
+      },
+      renew: async (lease) => (await run(sql.renew, [lease.election, lease.leaseId, lease.term, 30_000])).length === 1,
+      release: (lease) => run(sql.release, [lease.election, lease.leaseId, lease.term, name]),
+      read: async (election) => (await run(sql.legacy.read, [election]))[0],
+    };
+  },
+  handoverColumns: (name) =>
+    withClient(async (client) =>
+      (
+        await client.query(
+          "SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name IN ('meta', 'meta_lease_id', 'reserved_for', 'reserved_until', 'handover') ORDER BY column_name",
+          [name],
+        )
+      ).rows.map((row) => row.column_name),
+    ),
+  migrate: (name) => withClient((client) => client.query(postgresHandoverMigrationSql(name))),
+  migrationName: 'postgresHandoverMigrationSql()',
+});
 
 describe('PostgresLeaseStore specifics', () => {
   const stores: LeaseStore[] = [];
@@ -97,6 +142,11 @@ describe('PostgresLeaseStore specifics', () => {
       'term',
       'expires_at',
       'state',
+      'meta',
+      'meta_lease_id',
+      'reserved_for',
+      'reserved_until',
+      'handover',
     ]);
   });
 
@@ -180,6 +230,17 @@ describe('PostgresLeaseStore specifics', () => {
     // A backslash followed by the text "u0000" is not the character, and is stored.
     await s.writeState(taken.lease, '\\u0000', { signal: signal() });
     expect(await s.readState(election, { signal: signal() })).toEqual({ value: '\\u0000', term: taken.lease.term });
+    // The same for lease meta and handover requests (jsonb columns too).
+    const nul = { advertise: 'a\u0000b' };
+    await expect(
+      s.renew(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal(), meta: nul }),
+    ).rejects.toBeInstanceOf(TypeError);
+    await expect(
+      s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal(), meta: nul }),
+    ).rejects.toBeInstanceOf(TypeError);
+    const request = { election, id: 'r', term: 1, requestedBy: 'a\u0000', reason: 'operator', requestedAt: 1 };
+    await expect(s.requestHandover(request, { signal: signal() })).rejects.toBeInstanceOf(TypeError);
+    expect(await s.readHandover(election, { signal: signal() })).toBeUndefined();
   });
 
   it('never closes a Pool or Client the user passed in; close() is idempotent', async () => {

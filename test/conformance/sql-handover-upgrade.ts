@@ -1,0 +1,155 @@
+// The upgrade of a SQL store's table to the handover columns, run by the PostgreSQL and MySQL specs:
+// a table made by the previous version, replicas of that version running beside new ones (their own
+// statements, sent by hand), two new instances migrating at once, and createTable: false.
+import { supportsHandover } from '../../lib/stores/handover-support.js';
+import type { HandoverRequest, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
+
+/** A replica of the previous version: the statements it sends, which never name the handover columns. */
+export interface PreviousVersionReplica {
+  /** The lease, or undefined when refused. */
+  acquire(election: string, identity: string, leaseDurationMs?: number): Promise<Lease | undefined>;
+  /** True when renewed. */
+  renew(lease: Lease): Promise<boolean>;
+  release(lease: Lease): Promise<unknown>;
+  read(election: string): Promise<{ holder: string; held: boolean }>;
+}
+
+export interface SqlHandoverUpgradeTarget {
+  /** A fresh table exactly as the previous version made it (with the state column); its name. */
+  previousVersionTable(): Promise<string>;
+  store(table: string, options?: { createTable?: boolean }): LeaseStore;
+  previousVersion(table: string): PreviousVersionReplica;
+  /** The handover columns the table has, sorted. */
+  handoverColumns(table: string): Promise<string[]>;
+  /** Runs the exported migration SQL by hand. */
+  migrate(table: string): Promise<unknown>;
+  /** The exported function, as the fatal error names it, e.g. `postgresHandoverMigrationSql()`. */
+  migrationName: string;
+  /**
+   * A second run by hand: a no-op (PostgreSQL's ADD COLUMN IF NOT EXISTS), or refused as a whole with
+   * this error code, changing nothing (MySQL 8 has no IF NOT EXISTS there).
+   */
+  secondRunRefusedWith?: string;
+}
+
+const COLUMNS = ['handover', 'meta', 'meta_lease_id', 'reserved_for', 'reserved_until'];
+const signal = () => AbortSignal.timeout(10_000);
+
+export function describeSqlHandoverUpgrade(name: string, t: SqlHandoverUpgradeTarget): void {
+  describe(`${name}: upgrade to the handover columns`, () => {
+    const stores: LeaseStore[] = [];
+    const store = (table: string, options?: { createTable?: boolean }) => {
+      const created = t.store(table, options);
+      stores.push(created);
+      if (!supportsHandover(created)) throw new Error(`${created.name} does not declare handover`);
+      return created;
+    };
+    const acquire = (s: LeaseStore, election: string, identity: string, meta?: object) =>
+      s.acquire({ election, identity, leaseDurationMs: 30_000, signal: signal(), meta });
+    const request = (term: number): HandoverRequest => ({
+      election: 'e',
+      id: 'r1',
+      term,
+      requestedBy: 'b',
+      reason: 'operator',
+      requestedAt: 1,
+    });
+
+    afterEach(async () => {
+      await Promise.all(stores.splice(0).map((s) => s.close?.()));
+    });
+
+    it('a table of the previous version gains them in place, two instances migrating at once, and old replicas keep working beside new ones', async () => {
+      const table = await t.previousVersionTable();
+      const old = t.previousVersion(table);
+      // An old replica leads before any new one starts.
+      const oldLease = await old.acquire('e', 'old');
+      if (!oldLease) throw new Error('the old replica did not acquire');
+      const [a, b] = [store(table), store(table)];
+      // Two new instances find the columns missing at the same moment: both add them, neither
+      // fails, and the acquire migrates before it runs (the old replica's lease is refused, not broken).
+      const [refused] = await Promise.all([
+        acquire(a, 'e', 'a', { leaderships: 1 }),
+        b.requestHandover?.(request(oldLease.term), { signal: signal() }),
+      ]);
+      expect(refused).toMatchObject({ acquired: false, holder: 'old', term: oldLease.term });
+      expect(refused).not.toHaveProperty('meta');
+      expect(await t.handoverColumns(table)).toEqual(COLUMNS);
+      expect(await a.readHandover?.('e', { signal: signal() })).toEqual(request(oldLease.term));
+      // The old replica's statements work on the migrated table.
+      expect(await old.renew(oldLease)).toBe(true);
+      expect(await old.read('e')).toMatchObject({ holder: 'old', held: true });
+      expect(await a.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldLease.term });
+      await old.release(oldLease);
+      // A new holder's meta and reservation. An old replica ignores the reservation (allowed); then
+      // neither the previous holder's meta nor the reservation passes for its own.
+      const taken = await acquire(a, 'e', 'a', { leaderships: 1 });
+      if (!taken.acquired) throw new Error('not acquired');
+      const term = taken.lease.term;
+      expect(await b.read('e', { signal: signal() })).toEqual({
+        held: true,
+        holder: 'a',
+        term,
+        meta: { leaderships: 1 },
+      });
+      await a.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 60_000 });
+      expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term, reservedFor: 'b' });
+      const oldAgain = await old.acquire('e', 'old');
+      if (!oldAgain) throw new Error('the old replica did not acquire');
+      expect(await b.read('e', { signal: signal() })).toEqual({ held: true, holder: 'old', term: oldAgain.term });
+      // A renew with meta under such a lease (a new replica that took it with the previous version's
+      // statement, its migration having failed) tags only the meta: the stale reservation stays dead.
+      await b.renew(oldAgain, { leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 5 } });
+      await old.release(oldAgain);
+      expect(await b.read('e', { signal: signal() })).toEqual({ held: false, term: oldAgain.term });
+      expect((await acquire(b, 'e', 'c')).acquired).toBe(true);
+      // A row an old replica inserts (naming none of the columns) reads as before.
+      const inserted = await old.acquire('old-row', 'old');
+      expect(await b.read('old-row', { signal: signal() })).toEqual({
+        held: true,
+        holder: 'old',
+        term: inserted?.term,
+      });
+      // The documented SQL, run again by hand, changes nothing.
+      const again = t.migrate(table);
+      if (t.secondRunRefusedWith) await expect(again).rejects.toMatchObject({ code: t.secondRunRefusedWith });
+      else await again;
+      expect(await t.handoverColumns(table)).toEqual(COLUMNS);
+      expect(await a.readHandover?.('e', { signal: signal() })).toEqual(request(oldLease.term));
+    });
+
+    it('with createTable: false, leases work as before, the handover calls name the migration to run, then work', async () => {
+      const table = await t.previousVersionTable();
+      const s = store(table, { createTable: false });
+      const taken = await acquire(s, 'e', 'a', { leaderships: 1 });
+      if (!taken.acquired) throw new Error('not acquired');
+      await s.renew(taken.lease, { leaseDurationMs: 30_000, signal: signal(), meta: { leaderships: 2 } });
+      // Without the columns there is no meta to show.
+      expect(await s.read('e', { signal: signal() })).toEqual({ held: true, holder: 'a', term: taken.lease.term });
+      for (const call of [
+        s.requestHandover?.(request(1), { signal: signal() }),
+        s.readHandover?.('e', { signal: signal() }),
+        s.clearHandover?.('e', 'r1', { signal: signal() }),
+      ]) {
+        const error = await call?.catch((e: unknown) => e);
+        expect(error).toMatchObject({ kind: 'fatal' });
+        expect((error as Error).message).toContain(t.migrationName);
+      }
+      // A release with a reservation still frees the lease (as by a store without handover).
+      await s.release(taken.lease, { signal: signal(), handoverTo: 'b', reserveMs: 60_000 });
+      expect(await s.read('e', { signal: signal() })).toEqual({ held: false, term: taken.lease.term });
+      expect(await t.handoverColumns(table)).toEqual([]);
+      await t.migrate(table);
+      // A replica started after the migration uses the columns (a running one looks again within a minute).
+      const next = store(table, { createTable: false });
+      await next.requestHandover?.(request(1), { signal: signal() });
+      expect(await next.readHandover?.('e', { signal: signal() })).toEqual(request(1));
+      expect(await acquire(next, 'e', 'b', { leaderships: 1 })).toMatchObject({ acquired: true });
+      expect(await next.read('e', { signal: signal() })).toMatchObject({
+        held: true,
+        holder: 'b',
+        meta: { leaderships: 1 },
+      });
+    });
+  });
+}
