@@ -222,6 +222,8 @@ export const messages = {
     `@${hook}() handler ${target} failed: ${error instanceof Error ? error.message : String(error)}`,
   handoverDrainWaiting: (election: string, id: string) =>
     `leader election "${election}": waiting for running leader-only work before honouring handover request ${id}`,
+  spreadUnsupported: (election: string) =>
+    `spread is on (several elections) but the store of "${election}" has no handover requests (requestHandover/readHandover/clearHandover): elections stay where they were won; set spread: false to silence this`,
   spreadRequestFailed: (election: string, message: string) =>
     `spread: could not ask for election "${election}" (${message}); trying again later`,
   hookBadElection: (kind: string, value: unknown) =>

@@ -30,6 +30,12 @@ export class SpreadBalancer {
   ) {}
 
   start(): void {
+    const first = this.handles.values().next().value as ElectionHandle | undefined;
+    if (first && !first.elector.supportsHandover) {
+      // Spread moves elections by handover requests: without them it can only publish counts.
+      this.logger.warn(messages.spreadUnsupported(first.elector.status().election));
+      return;
+    }
     this.running = true;
     this.changed();
     this.schedule();
