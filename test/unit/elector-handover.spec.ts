@@ -24,6 +24,12 @@ describe('Elector handover requests', () => {
     const { a, b, c } = await threeReplicas();
     const order: string[] = [];
     const events = fx.record(a);
+    // At the instant b wins, a has already stopped acting: never two leaders of one election.
+    const overlaps: string[] = [];
+    b.events$.subscribe((e) => {
+      if (e.type === 'elected' && (a.isLeader() || !aSignal.aborted)) overlaps.push(`b elected while a acts`);
+    });
+    const aSignal = a.signal;
     const requested = await c.requestHandover({ to: 'b', reason: 'maintenance' });
     expect(requested).toMatchObject({ election: 'jobs', term: 1, to: 'b', requestedBy: 'c', reason: 'maintenance' });
     expect(await fx.memory.readHandover('jobs', { signal: signal() })).toEqual(requested);
@@ -41,6 +47,7 @@ describe('Elector handover requests', () => {
     expect(c.isLeader()).toBe(false);
     expect(b.term).toBe(2);
     expect(events.find((e) => e.type === 'revoked')?.reason).toBe('handed over on request to b');
+    expect(overlaps).toEqual([]);
     // The old leader sits out and the others follow b from now on: no further change for a while.
     await fx.clock.advance(10 * timings.retryIntervalMs);
     expect(b.isLeader()).toBe(true);
