@@ -15,9 +15,17 @@ export default {
   displayName: 'nest11',
   // The in-process specs only: the process/demo specs start children that import the root's Nest 12.
   testMatch: [
-    ...['jobs', 'routes', 'service-and-hooks', 'module', 'health', 'nest-version', 'metrics', 'stuck-leader'].map(
-      (name) => `<rootDir>/test/e2e/${name}.spec.ts`,
-    ),
+    ...[
+      'jobs',
+      'routes',
+      'service-and-hooks',
+      'module',
+      'health',
+      'nest-version',
+      'metrics',
+      'stuck-leader',
+      'elections',
+    ].map((name) => `<rootDir>/test/e2e/${name}.spec.ts`),
     // The testing kit is what users' Nest 11 unit tests load.
     '<rootDir>/test/testing/*.spec.ts',
   ],
