@@ -229,10 +229,15 @@ describe('EtcdLeaseStore specifics', () => {
       const winner = await other.acquire({ election, identity: 'other', leaseDurationMs: LEASE_MS, signal: signal() });
       if (!winner.acquired) throw new Error('the third replica did not win');
       const lost = await woken.acquire({ election, identity: 'woken', leaseDurationMs: LEASE_MS, signal: signal() });
-      expect(lost).toEqual({ acquired: false, holder: 'other', term: winner.lease.term });
+      // With the holder's remaining lease (whole seconds, rounded up) as the next poll's hint.
+      const refused = { acquired: false, holder: 'other', term: winner.lease.term, expiresInMs: expect.any(Number) };
+      expect(lost).toEqual(refused);
       // The next acquire reads first again, and finds the same holder.
       const polled = await woken.acquire({ election, identity: 'woken', leaseDurationMs: LEASE_MS, signal: signal() });
-      expect(polled).toEqual({ acquired: false, holder: 'other', term: winner.lease.term });
+      expect(polled).toEqual(refused);
+      if (polled.acquired) throw new Error('unreachable');
+      expect(polled.expiresInMs).toBeGreaterThan(0);
+      expect(polled.expiresInMs).toBeLessThanOrEqual(Math.ceil(LEASE_MS / 1000) * 1000 + 1000);
       await other.release(winner.lease, { signal: signal() });
     } finally {
       await watch?.close();

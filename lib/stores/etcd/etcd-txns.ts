@@ -100,7 +100,14 @@ export async function refusal(
   identity: string,
   options: { deadline: Date },
 ): Promise<AcquireResult | undefined> {
-  if (seen.lease) return notAcquired(seen.lease);
+  if (seen.lease) {
+    // The holder's remaining TTL (one more call): a watching follower then polls only as a safety
+    // net and once the lease can have expired, instead of every retry interval (flat store load).
+    const ttl = await remainingTtl(etcd, seen.lease.lease, options);
+    const refused = notAcquired(seen.lease);
+    // etcd answers whole seconds, rounded down: the lease ends within TTL + 1 s.
+    return ttl >= 0 && !refused.acquired ? { ...refused, expiresInMs: (ttl + 1) * 1000 } : refused;
+  }
   const reservation = bindingReservation(seen);
   if (!reservation || reservation.to === identity) return undefined;
   const ttl = await remainingTtl(etcd, reservation.leaseId, options);
