@@ -490,6 +490,8 @@ export class ElectionLoop {
     const { election, identity } = this.d;
     const { lease } = term;
     this.term = term;
+    // Requests are judged per term: those of earlier terms can never apply again.
+    this.judged.clear();
     this.lastRenewSentAt = sent.mono;
     this.lastRenewAt = this.d.clock.wallNow();
     this.state = 'leader';
