@@ -7,10 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { StatusDocument } from '../../lib/cli/status.command.js';
 import { exitOf, hardKill, spawnNode } from '../../scripts/lib/child-process.mjs';
-import { PG_URL, uniqueName } from '../setup/servers.js';
+import { dropPostgresTables, PG_URL, uniqueName } from '../setup/servers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const FIXTURE = join(ROOT, 'test/fixtures/elections-app.ts');
@@ -337,15 +336,7 @@ describe('three processes × three elections over PostgreSQL', () => {
       env: { STORE: 'postgres', CONNECTION: PG_URL, TABLE: table },
       cliArgs: ['--table', table],
       cliEnv: { LEADER_ELECTION_STORE: 'postgres', LEADER_ELECTION_CONNECTION: PG_URL },
-      cleanup: async () => {
-        const client = new pg.Client({ connectionString: PG_URL });
-        await client.connect();
-        try {
-          await client.query(`DROP TABLE IF EXISTS "${table}"`);
-        } finally {
-          await client.end();
-        }
-      },
+      cleanup: () => dropPostgresTables(table),
     };
   });
 });
