@@ -86,6 +86,8 @@ export interface SpawnOptions {
   connectionString?: (proxyPort: number) => string;
   /** No proxy in front (e.g. an unreachable endpoint): store calls are not counted. */
   noProxy?: boolean;
+  /** Another fixture than fixture/app.ts (same environment contract), e.g. fixture/elections-app.ts. */
+  fixture?: string;
 }
 
 /** One fixture process and its fault proxy. */
@@ -248,7 +250,7 @@ export class Scenario {
       SHUTDOWN_TIMEOUT_MS: String(T.shutdownTimeoutMs),
       ...options.env,
     });
-    const child = spawn(process.execPath, ['--enable-source-maps', '--import', REGISTER, FIXTURE], {
+    const child = spawn(process.execPath, ['--enable-source-maps', '--import', REGISTER, options.fixture ?? FIXTURE], {
       cwd: ROOT,
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -288,13 +290,16 @@ export class Scenario {
     const proxied = this.instances.filter((i) => i.proxy);
     return {
       renewDeadlineMs: new Map(proxied.map((i) => [i.id, i.renewDeadlineMs])),
-      sends: proxied.flatMap((i) => (i.proxy as FaultProxy).leaseSends().map((send) => ({ ...send, id: i.id }))),
+      // The fixtures use no blob prefix: the blob is the election, matched against the ledger's.
+      sends: proxied.flatMap((i) =>
+        (i.proxy as FaultProxy).leaseSends().map(({ blob, ...send }) => ({ ...send, id: i.id, election: blob })),
+      ),
     };
   }
 
-  /** The acting intervals right now (more than one would be a violation). */
-  acting(now = Date.now()): ActingInterval[] {
-    return this.check(now).intervals.filter((i) => i.end >= now);
+  /** The acting intervals right now (more than one of an election would be a violation); of `election` when given. */
+  acting(now = Date.now(), election?: string): ActingInterval[] {
+    return this.check(now).intervals.filter((i) => i.end >= now && (election === undefined || i.election === election));
   }
 
   terms(): Array<Extract<LedgerEntry, { t: 'term' }>> {
@@ -421,11 +426,17 @@ export class Scenario {
       if (interval.end - interval.start < 3_000) continue;
       for (const job of ['tick', 'pump']) {
         const ran = entries.some(
-          (e) => e.t === 'step' && e.job === job && e.id === interval.id && e.term === interval.term,
+          (e) =>
+            e.t === 'step' &&
+            e.job === job &&
+            e.id === interval.id &&
+            e.term === interval.term &&
+            e.election === interval.election,
         );
         if (!ran)
           violations.push(
-            `${interval.id} term ${interval.term} led ${interval.end - interval.start} ms without a ${job} step`,
+            `${interval.id} term ${interval.term}${interval.election === undefined ? '' : ` of ${interval.election}`} ` +
+              `led ${interval.end - interval.start} ms without a ${job} step`,
           );
       }
     }

@@ -6,12 +6,11 @@ import type { ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { StatusDocument } from '../../lib/cli/status.command.js';
 import type { HandoverRequest, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
 import { PostgresLeaseStore } from '../../lib/stores/postgres/postgres.store.js';
 import { exitOf, hardKill, spawnNode } from '../../scripts/lib/child-process.mjs';
-import { freePort, PG_URL, uniqueName } from '../setup/servers.js';
+import { dropPostgresTables, freePort, PG_URL, uniqueName } from '../setup/servers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'lib/cli/bin.ts');
@@ -92,13 +91,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) hardKill(child);
   await store.close?.();
-  const client = new pg.Client({ connectionString: PG_URL });
-  await client.connect();
-  try {
-    await client.query(`DROP TABLE IF EXISTS "${table}"`);
-  } finally {
-    await client.end();
-  }
+  await dropPostgresTables(table);
 });
 
 // Needs the PostgreSQL store's handover capability (requestHandover/readHandover/listElections).

@@ -102,3 +102,15 @@ export async function expectUnreachableIsTransient(storeAt: (port: number) => Le
     await silent.close();
   }
 }
+
+/** Drops the test's PostgreSQL tables (unique per run, see {@link uniqueName}); pg loaded only here. */
+export async function dropPostgresTables(...tables: string[]): Promise<void> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    for (const table of tables) await client.query(`DROP TABLE IF EXISTS "${table}"`);
+  } finally {
+    await client.end();
+  }
+}

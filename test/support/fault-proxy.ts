@@ -119,15 +119,17 @@ export class FaultProxy {
 
   /**
    * The lease requests that could start or extend a term, as the proxy saw them arrive (each after
-   * its client sent it), with whether the server granted it: the independent ledger's evidence.
+   * its client sent it), with whether the server granted it and for which blob (lease): the
+   * independent ledger's evidence.
    */
-  leaseSends(): Array<{ op: 'acquire' | 'renew'; at: number; ok: boolean }> {
+  leaseSends(): Array<{ op: 'acquire' | 'renew'; at: number; ok: boolean; blob: string }> {
     return this.log
       .filter((call) => call.op === 'lease:acquire' || call.op === 'lease:renew')
       .map((call) => ({
         op: call.op === 'lease:acquire' ? ('acquire' as const) : ('renew' as const),
         at: call.at,
         ok: call.status !== undefined && call.status >= 200 && call.status < 300,
+        blob: blobOf(call.path),
       }));
   }
 
@@ -227,6 +229,12 @@ export class FaultProxy {
     });
     req.pipe(upstream);
   }
+}
+
+/** The blob a request is for (`/<account>/<container>/<blob>?…`): with no prefix, the election. */
+function blobOf(path: string): string {
+  const { pathname } = new URL(path, 'http://proxy');
+  return decodeURIComponent(pathname.split('/').slice(3).join('/'));
 }
 
 /** Names an Azure Blob REST call from its method, query and headers. */

@@ -7,16 +7,25 @@ import { appendFileSync, readFileSync } from 'node:fs';
  */
 export type LedgerEntry =
   /** A term began (the `elected` event). */
-  | { t: 'term'; id: string; term: number; at: number }
+  | ({ t: 'term'; id: string; term: number; at: number } & OfElection)
   /** Until when the instance may act in this term (elected/renewed `validUntil`). */
-  | { t: 'valid'; id: string; term: number; until: number }
+  | ({ t: 'valid'; id: string; term: number; until: number } & OfElection)
   /** The term ended as the instance saw it (`revoked`); may be written late after a pause. */
-  | { t: 'end'; id: string; term: number; at: number; reason?: string }
+  | ({ t: 'end'; id: string; term: number; at: number; reason?: string } & OfElection)
   /** One leader-only side effect, performed after checking `isLeader()`. */
-  | { t: 'step'; id: string; term: number; at: number; job: string }
+  | ({ t: 'step'; id: string; term: number; at: number; job: string } & OfElection)
   /** A whole leader-only execution (start..end); `aborted` when it stopped on the term's signal. */
-  | { t: 'exec'; id: string; term: number; start: number; end: number; job: string; aborted: boolean }
+  | ({ t: 'exec'; id: string; term: number; start: number; end: number; job: string; aborted: boolean } & OfElection)
   | { t: 'error'; id: string; at: number; message: string };
+
+/**
+ * Which election a fact belongs to, when an app runs several: terms, overlaps and term order are
+ * judged per election (two instances leading different elections at once is the point of spread).
+ * Absent: the ledger's one election (fixtures with a single election write none).
+ */
+export interface OfElection {
+  election?: string;
+}
 
 export function appendLedger(file: string, entry: LedgerEntry): void {
   appendFileSync(file, `${JSON.stringify(entry)}\n`);
@@ -35,7 +44,7 @@ export function readLedger(file: string): LedgerEntry[] {
     .map((line) => JSON.parse(line) as LedgerEntry);
 }
 
-export interface ActingInterval {
+export interface ActingInterval extends OfElection {
   id: string;
   term: number;
   start: number;
@@ -56,7 +65,8 @@ export interface ActingInterval {
 export interface SendEvidence {
   /** Instances whose every store call went through a logging proxy, with their renewDeadlineMs. */
   renewDeadlineMs: ReadonlyMap<string, number>;
-  sends: ReadonlyArray<{ id: string; op: 'acquire' | 'renew'; at: number; ok: boolean }>;
+  /** `election`: the lease the request was for (absent: it applies to every election of `id`). */
+  sends: ReadonlyArray<{ id: string; op: 'acquire' | 'renew'; at: number; ok: boolean } & OfElection>;
 }
 
 /**
@@ -67,68 +77,87 @@ export interface SendEvidence {
 export const claimSlackMs = (renewDeadlineMs: number) => 2 + renewDeadlineMs * 0.0005;
 
 export interface LedgerReport {
+  /** Every term of every election, by start. */
   intervals: ActingInterval[];
   violations: string[];
-  /** Longest stretch with nobody acting, between the first acting instant and `until`. */
-  longestGapMs: (from: number, until: number) => number;
+  /**
+   * Longest stretch with nobody acting, between the first acting instant and `until`: in
+   * `election` when given, else over every interval (one election: the same thing).
+   */
+  longestGapMs: (from: number, until: number, election?: string) => number;
 }
+
+/** `id#term`, with its election in front when the ledger names one: how violations name a term. */
+const termName = (id: string, term: number, election?: string) =>
+  election === undefined ? `${id}#${term}` : `${election}: ${id}#${term}`;
+/** The map key of a term: its election, instance and number. */
+const termKey = (e: { id: string; term: number } & OfElection) => JSON.stringify([e.election ?? null, e.id, e.term]);
 
 /**
  * Checks the ledger; `now` closes intervals still open (the instance is still leading). With
  * `evidence`, acting ends at the independent deadline and each `validUntil` is only cross-checked.
+ * Overlaps and term order are judged per election: at any instant at most one instance acts as
+ * leader *of each election*.
  */
 export function checkLedger(entries: LedgerEntry[], now = Date.now(), evidence?: SendEvidence): LedgerReport {
   const violations: string[] = [];
-  const key = (id: string, term: number) => `${id}#${term}`;
   const intervals = new Map<string, ActingInterval>();
   const validUntil = new Map<string, number>();
   const ended = new Map<string, number>();
   for (const e of entries) {
-    if (e.t === 'term') intervals.set(key(e.id, e.term), { id: e.id, term: e.term, start: e.at, end: now });
-    if (e.t === 'valid') validUntil.set(key(e.id, e.term), Math.max(validUntil.get(key(e.id, e.term)) ?? 0, e.until));
-    if (e.t === 'end') ended.set(key(e.id, e.term), e.at);
-    if (e.t === 'error') violations.push(`${e.id}: unhandled error: ${e.message}`);
+    if (e.t === 'error') {
+      violations.push(`${e.id}: unhandled error: ${e.message}`);
+      continue;
+    }
+    const k = termKey(e);
+    if (e.t === 'term') {
+      intervals.set(k, {
+        id: e.id,
+        term: e.term,
+        start: e.at,
+        end: now,
+        ...(e.election === undefined ? {} : { election: e.election }),
+      });
+    }
+    if (e.t === 'valid') validUntil.set(k, Math.max(validUntil.get(k) ?? 0, e.until));
+    if (e.t === 'end') ended.set(k, e.at);
   }
   const independent = evidence ? independentDeadlines([...intervals.values()], evidence, violations) : undefined;
   for (const [k, interval] of intervals) {
+    const name = termName(interval.id, interval.term, interval.election);
     const until = validUntil.get(k);
-    if (until === undefined) violations.push(`${k}: term started without a validity bound`);
+    if (until === undefined) violations.push(`${name}: term started without a validity bound`);
     const bound = independent?.get(k);
     const slack = claimSlackMs(evidence?.renewDeadlineMs.get(interval.id) ?? 0);
     if (bound !== undefined && until !== undefined && until > bound + slack) {
       violations.push(
-        `${k} claimed validity until ${until}, ${until - bound} ms past its independent deadline ${bound} ` +
+        `${name} claimed validity until ${until}, ${until - bound} ms past its independent deadline ${bound} ` +
           `(last successful acquire/renew seen by the proxy + renewDeadline): the elector overstates its deadline`,
       );
     }
     interval.end = Math.min(ended.get(k) ?? now, bound ?? until ?? interval.start, now);
   }
   const sorted = [...intervals.values()].sort((a, b) => a.start - b.start);
-  for (let i = 0; i < sorted.length; i++) {
-    for (let j = i + 1; j < sorted.length && sorted[j].start < sorted[i].end; j++) {
-      violations.push(
-        `overlap: ${sorted[i].id} term ${sorted[i].term} acted until ${sorted[i].end}, ` +
-          `${sorted[j].id} term ${sorted[j].term} from ${sorted[j].start} (${sorted[i].end - sorted[j].start} ms)`,
-      );
-    }
-    if (i > 0 && sorted[i].term <= sorted[i - 1].term) {
-      violations.push(
-        `term did not increase: ${sorted[i - 1].id}#${sorted[i - 1].term} then ${sorted[i].id}#${sorted[i].term}`,
-      );
-    }
+  const byElection = new Map<string | undefined, ActingInterval[]>();
+  for (const interval of sorted) {
+    const group = byElection.get(interval.election) ?? [];
+    group.push(interval);
+    byElection.set(interval.election, group);
   }
+  for (const [election, group] of byElection) violations.push(...overlapsAndOrder(group, election));
   for (const e of entries) {
     if (e.t !== 'step' && e.t !== 'exec') continue;
-    const interval = intervals.get(key(e.id, e.term));
+    const interval = intervals.get(termKey(e));
     const at = e.t === 'step' ? e.at : e.start;
     if (!interval || at < interval.start || at > interval.end) {
-      violations.push(`${e.t} of ${e.job} by ${e.id} term ${e.term} at ${at} outside its acting interval`);
+      const of = e.election === undefined ? '' : ` of ${e.election}`;
+      violations.push(`${e.t} of ${e.job} by ${e.id} term ${e.term}${of} at ${at} outside its acting interval`);
     }
   }
-  const longestGapMs = (from: number, until: number) => {
+  const longestGapMs = (from: number, until: number, election?: string) => {
     let gap = 0;
     let cursor = from;
-    for (const interval of sorted) {
+    for (const interval of election === undefined ? sorted : (byElection.get(election) ?? [])) {
       if (interval.end <= cursor) continue;
       if (interval.start > cursor) gap = Math.max(gap, Math.min(interval.start, until) - cursor);
       cursor = Math.max(cursor, interval.end);
@@ -137,6 +166,26 @@ export function checkLedger(entries: LedgerEntry[], now = Date.now(), evidence?:
     return Math.max(gap, until - cursor);
   };
   return { intervals: sorted, violations, longestGapMs };
+}
+
+/** One election's terms, by start: no two acting at once, and each later term numbered higher. */
+function overlapsAndOrder(sorted: ActingInterval[], election: string | undefined): string[] {
+  const violations: string[] = [];
+  const of = election === undefined ? '' : ` of ${election}`;
+  for (let i = 0; i < sorted.length; i++) {
+    for (let j = i + 1; j < sorted.length && sorted[j].start < sorted[i].end; j++) {
+      violations.push(
+        `overlap${of}: ${sorted[i].id} term ${sorted[i].term} acted until ${sorted[i].end}, ` +
+          `${sorted[j].id} term ${sorted[j].term} from ${sorted[j].start} (${sorted[i].end - sorted[j].start} ms)`,
+      );
+    }
+    if (i > 0 && sorted[i].term <= sorted[i - 1].term) {
+      violations.push(
+        `term did not increase${of}: ${sorted[i - 1].id}#${sorted[i - 1].term} then ${sorted[i].id}#${sorted[i].term}`,
+      );
+    }
+  }
+  return violations;
 }
 
 /** A stretch during which an instance must keep talking to the store (alive, running, not paused). */
@@ -179,8 +228,9 @@ export function checkContention(
 
 /**
  * Per term, the latest moment it may act by the rule, from the proxy's log alone: renewDeadline
- * after the last successful acquire/renew that arrived between the term's acquire and the same
- * instance's next term.
+ * after the last successful acquire/renew *of its election* that arrived between the term's
+ * acquire and the same instance's next term of that election. A send without an election (or a
+ * term without one) matches every election of the instance: the single-election rule.
  */
 function independentDeadlines(
   terms: ActingInterval[],
@@ -188,20 +238,28 @@ function independentDeadlines(
   violations: string[],
 ): Map<string, number> {
   const bounds = new Map<string, number>();
+  const sameElection = (a?: string, b?: string) => a === undefined || b === undefined || a === b;
   for (const [id, renewDeadlineMs] of evidence.renewDeadlineMs) {
-    const own = terms.filter((t) => t.id === id).sort((a, b) => a.start - b.start);
-    const sends = evidence.sends.filter((s) => s.id === id && s.ok).sort((a, b) => a.at - b.at);
-    own.forEach((term, index) => {
-      const acquired = sends.filter((s) => s.op === 'acquire' && s.at <= term.start).at(-1);
-      if (!acquired) {
-        violations.push(`${id}#${term.term}: elected without a successful acquire in the proxy's log`);
-        bounds.set(`${id}#${term.term}`, term.start);
-        return;
-      }
-      const next = own[index + 1]?.start ?? Number.POSITIVE_INFINITY;
-      const last = sends.filter((s) => s.at >= acquired.at && s.at < next).at(-1) ?? acquired;
-      bounds.set(`${id}#${term.term}`, last.at + renewDeadlineMs);
-    });
+    const elections = new Set(terms.filter((t) => t.id === id).map((t) => t.election));
+    for (const election of elections) {
+      const own = terms.filter((t) => t.id === id && t.election === election).sort((a, b) => a.start - b.start);
+      const sends = evidence.sends
+        .filter((s) => s.id === id && s.ok && sameElection(s.election, election))
+        .sort((a, b) => a.at - b.at);
+      own.forEach((term, index) => {
+        const acquired = sends.filter((s) => s.op === 'acquire' && s.at <= term.start).at(-1);
+        if (!acquired) {
+          violations.push(
+            `${termName(id, term.term, election)}: elected without a successful acquire in the proxy's log`,
+          );
+          bounds.set(termKey(term), term.start);
+          return;
+        }
+        const next = own[index + 1]?.start ?? Number.POSITIVE_INFINITY;
+        const last = sends.filter((s) => s.at >= acquired.at && s.at < next).at(-1) ?? acquired;
+        bounds.set(termKey(term), last.at + renewDeadlineMs);
+      });
+    }
   }
   return bounds;
 }
