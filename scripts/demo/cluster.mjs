@@ -154,7 +154,7 @@ export class Cluster {
       say(
         'demo',
         style.yellow(
-          `${instance.name} led ${led.join(', ')} and died without releasing: a follower takes over each when its lease expires, in ${CRASH_EXPECTED}`,
+          `${instance.name} led ${led.join(', ')} and died without releasing: a follower takes over ${led.length > 1 ? 'each when its lease expires' : 'when the lease expires'}, in ${CRASH_EXPECTED}`,
         ),
       );
     }
