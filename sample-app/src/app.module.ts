@@ -3,6 +3,8 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
 import { LeaderElectionModule } from 'nestjs-leader-election';
 import { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
+import { BillingService } from './billing.service.js';
+import { CleanupService } from './cleanup.service.js';
 import { leaderElectionOptions } from './config.js';
 import { HealthController } from './health.controller.js';
 import { JobsController } from './jobs.controller.js';
@@ -22,6 +24,14 @@ import { QueueWorker } from './worker.js';
     LeaderElectionModule.forRootAsync({ useFactory: () => leaderElectionOptions() }),
   ],
   controllers: [JobsController, LeaderController, HealthController, MetricsController, StatusPageController],
-  providers: [LeadershipListener, LeadershipFeed, JobsService, QueueWorker, LeaderElectionHealthIndicator],
+  providers: [
+    LeadershipListener,
+    LeadershipFeed,
+    JobsService,
+    BillingService,
+    CleanupService,
+    QueueWorker,
+    LeaderElectionHealthIndicator,
+  ],
 })
 export class AppModule {}

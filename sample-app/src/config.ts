@@ -1,21 +1,52 @@
 import { AzureBlobLeaseStore, type LeaderElectionModuleOptions } from 'nestjs-leader-election';
 
+/** The sample app's elections when the environment names none: the first is the default. */
+const DEFAULT_ELECTIONS = ['reports', 'billing', 'cleanup'];
+
+/**
+ * The lease names all replicas compete for: `ELECTIONS` (comma-separated), else `ELECTION` (one),
+ * else `reports,billing,cleanup`. The first is the default election.
+ */
+export function electionNames(env: NodeJS.ProcessEnv = process.env): string[] {
+  const listed = env.ELECTIONS ? env.ELECTIONS.split(',') : env.ELECTION ? [env.ELECTION] : DEFAULT_ELECTIONS;
+  const names = [...new Set(listed.map((name) => name.trim()).filter((name) => name !== ''))];
+  return names.length > 0 ? names : DEFAULT_ELECTIONS;
+}
+
+/**
+ * Which election each job runs under. Read when the job classes are defined, because decorators take
+ * the name then: the first three elections, and the default one for a job whose election is not
+ * configured (`ELECTION=x` runs all three jobs under `x`, as a one-election app would).
+ */
+export const jobElections = (() => {
+  const [reports, billing = reports, cleanup = reports] = electionNames() as [string, ...string[]];
+  return { reports, billing, cleanup };
+})();
+
 /**
  * The election settings, from the environment:
  * - `AZURE_STORAGE_CONNECTION_STRING`, or `AZURE_STORAGE_ACCOUNT_URL` (authenticated with
  *   `DefaultAzureCredential`: managed identity, workload identity, `az login`, …);
  * - `AZURE_STORAGE_CONTAINER` (optional, default `leader-election`);
- * - `ELECTION`: the lease name all replicas compete for (default `sample-app`);
- * - `INSTANCE_ID`: this replica's name in logs and in the lease (default host-pid-random).
+ * - `ELECTIONS` / `ELECTION`: the lease names (see {@link electionNames});
+ * - `INSTANCE_ID`: this replica's name in logs and in the lease (default host-pid-random);
+ * - `ADVERTISE`: where other replicas send clients to reach this one when it leads (shown on their
+ *   status page as the leader's address); default `http://127.0.0.1:<PORT>`, right for one machine
+ *   only: in a cluster, set it to the pod's or VM's own URL.
  */
 export async function leaderElectionOptions(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<LeaderElectionModuleOptions> {
   return {
     store: await createLeaseStore(env),
-    election: env.ELECTION || 'sample-app',
+    elections: electionNames(env),
     identity: env.INSTANCE_ID || undefined,
+    advertise: env.ADVERTISE || `http://127.0.0.1:${httpPort(env)}`,
   };
+}
+
+export function httpPort(env: NodeJS.ProcessEnv = process.env): number {
+  return Number(env.PORT ?? 3000);
 }
 
 async function createLeaseStore(env: NodeJS.ProcessEnv): Promise<AzureBlobLeaseStore> {

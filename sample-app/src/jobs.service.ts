@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
-import { LeaderElectionService, LeaderOnly } from 'nestjs-leader-election';
+import { type ElectionHandle, LeaderElectionService, LeaderOnly } from 'nestjs-leader-election';
+import { jobElections } from './config.js';
 import { logEvent } from './log-event.js';
 
 export interface ReportResult {
+  election: string;
   report: number;
   term: number;
   ranBy: string;
@@ -14,14 +16,19 @@ export interface ReportResult {
 /** Leader-state key of the report counter (the library keeps its own records under `tick:…`). */
 const REPORTS_KEY = 'reports';
 
-/** Work that must happen once per cluster, not once per replica. */
+/** Work that must happen once per cluster, not once per replica: the default election's job. */
 @Injectable()
 export class JobsService {
   private readonly logger = new Logger(JobsService.name);
   /** One report at a time in this process (cron and POST /jobs/run-now), so numbers never repeat. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly election: LeaderElectionService) {}
+  /** The default election (`reports` unless ELECTIONS/ELECTION say otherwise). */
+  private readonly election: ElectionHandle;
+
+  constructor(service: LeaderElectionService) {
+    this.election = service.election(jobElections.reports);
+  }
 
   /**
    * Every 5 s on the leader; on followers the call is skipped. `once: 'per-tick'`: each 5-second
@@ -30,7 +37,7 @@ export class JobsService {
    * the crashed one missed.
    */
   @Cron('*/5 * * * * *', { name: 'report' })
-  @LeaderOnly({ once: 'per-tick', missed: 'catch-up' })
+  @LeaderOnly({ election: jobElections.reports, once: 'per-tick', missed: 'catch-up' })
   async scheduledReport(): Promise<void> {
     await this.writeReport('cron');
   }
@@ -66,18 +73,19 @@ export class JobsService {
       logEvent(
         this.logger,
         'job-aborted',
-        { job: 'report', report: report ?? null, term, trigger },
+        { job: 'report', election: this.election.election, report: report ?? null, term, trigger },
         `report #${report ?? '?'} abandoned: term ${term} ended mid-work`,
       );
       return undefined;
     }
     const ranBy = this.election.identity;
+    const { election } = this.election;
     logEvent(
       this.logger,
       'job',
-      { job: 'report', report, term, trigger },
-      `report #${report} written with fencing term ${term} (${trigger})`,
+      { job: 'report', election, report, term, trigger },
+      `${election}: report #${report} written with fencing term ${term} (${trigger})`,
     );
-    return { report, term, ranBy, trigger };
+    return { election, report, term, ranBy, trigger };
   }
 }

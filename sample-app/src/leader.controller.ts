@@ -1,7 +1,29 @@
-import { Controller, Get, type MessageEvent, Sse } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  ConflictException,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  type MessageEvent,
+  Post,
+  ServiceUnavailableException,
+  Sse,
+} from '@nestjs/common';
 import { LeaderElectionService } from 'nestjs-leader-election';
 import { map, type Observable } from 'rxjs';
+import { parseHandoverBody } from './handover.request.js';
 import { LeadershipFeed } from './leadership.feed.js';
+
+export interface HandoverAccepted {
+  election: string;
+  /** Who led when the request was recorded. */
+  from: string;
+  /** Who should lead next; null: any other replica. */
+  to: string | null;
+  requestedBy: string;
+}
 
 @Controller('leader')
 export class LeaderController {
@@ -23,5 +45,44 @@ export class LeaderController {
   @Sse('events')
   events(): Observable<MessageEvent> {
     return this.feed.snapshots().pipe(map((snapshot) => ({ type: 'snapshot', data: snapshot })));
+  }
+
+  /**
+   * `{ election, to? }`: asks the leader of `election`, on whichever replica it runs, to drain its
+   * work and hand over to `to` (without it: to any other replica). Any replica takes the request:
+   * it is recorded in the lease store, where the leader reads it at its next renewal. 202 once
+   * recorded (the move itself follows within a renew interval plus the drain); 409 when nobody
+   * leads the election; 400 for an unknown election or a bad body.
+   */
+  @Post('handover')
+  @HttpCode(HttpStatus.ACCEPTED)
+  async handover(@Body() body: unknown): Promise<HandoverAccepted> {
+    const { election: name, to, reason } = parseHandoverBody(body, this.election.elections);
+    const election = this.election.election(name);
+    const from = election.leaderId;
+    if (from === undefined) throw this.nobodyLeads(election.election);
+    if (to !== undefined && to === from) {
+      throw new ConflictException(`${to} already leads "${election.election}": nothing to hand over`);
+    }
+    try {
+      await this.election.requestHandover({
+        election: election.election,
+        to,
+        reason: reason ?? `POST /leader/handover on ${this.election.identity}`,
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof TypeError) throw new BadRequestException(message);
+      // The store is read before the request is written: the leader may have gone meanwhile.
+      if (election.leaderId === undefined) throw this.nobodyLeads(election.election);
+      throw new ServiceUnavailableException(`the handover request could not be recorded: ${message}`);
+    }
+    return { election: election.election, from, to: to ?? null, requestedBy: this.election.identity };
+  }
+
+  private nobodyLeads(election: string): ConflictException {
+    return new ConflictException(
+      `nobody leads "${election}" right now, so there is nothing to hand over; a leader is elected within the failover bound`,
+    );
   }
 }

@@ -9,6 +9,9 @@ export interface ElectionView {
   state: string;
   isLeader: boolean;
   leaderId: string | null;
+  /** Where the leader can be reached (its `advertise` option, published with its lease); null when unknown. */
+  leaderAdvertise: string | null;
+  /** Our term while we lead (a follower does not learn the leader's term); null otherwise. */
   term: number | null;
   /** Wall-clock time (ISO 8601) until which our lease holds without another renewal; leader only. */
   leaseValidUntil: string | null;
@@ -28,6 +31,11 @@ export interface FeedEvent {
 export interface FeedSnapshot {
   identity: string;
   elections: ElectionView[];
+  /**
+   * Every replica this one has seen lead something, itself included: the choices of the status
+   * page's handover buttons. A replica that never led stays unknown (type its name in a request).
+   */
+  replicas: string[];
   /** The last events this replica saw, newest first. */
   events: FeedEvent[];
 }
@@ -38,19 +46,20 @@ const HEARTBEAT_MS = 5_000;
 
 /**
  * What this replica knows about its elections, as snapshots: on every leadership event, and on a
- * heartbeat. Written over a list of elections, so that an app with several (one service per
- * election) lists them all.
+ * heartbeat. Every election of the app (`service.elections`), the default first.
  */
 @Injectable()
 export class LeadershipFeed implements OnModuleDestroy {
   private readonly elections: ElectionHandle[];
   private readonly validUntil = new Map<string, number>();
+  private readonly replicas = new Set<string>();
   private readonly events: FeedEvent[] = [];
   private readonly changes = new Subject<void>();
   private readonly destroyed = new Subject<void>();
 
   constructor(election: LeaderElectionService) {
     this.elections = election.elections.map((name) => election.election(name));
+    this.replicas.add(election.identity);
     for (const each of this.elections) {
       each.events$.pipe(takeUntil(this.destroyed)).subscribe((event) => this.record(each.election, event));
     }
@@ -60,6 +69,7 @@ export class LeadershipFeed implements OnModuleDestroy {
     return {
       identity: this.elections[0].identity,
       elections: this.elections.map((election) => this.view(election)),
+      replicas: [...this.replicas].sort(),
       events: [...this.events],
     };
   }
@@ -89,6 +99,7 @@ export class LeadershipFeed implements OnModuleDestroy {
       state: status.state,
       isLeader: status.isLeader,
       leaderId: status.leaderId,
+      leaderAdvertise: status.leaderAdvertise,
       term: status.term,
       leaseValidUntil: until === undefined ? null : new Date(until).toISOString(),
       healthy: health.healthy,
@@ -99,6 +110,7 @@ export class LeadershipFeed implements OnModuleDestroy {
   private record(election: string, event: LeadershipEvent): void {
     if (event.validUntil !== undefined) this.validUntil.set(election, event.validUntil);
     if (event.type === 'revoked') this.validUntil.delete(election);
+    if (event.leaderId) this.replicas.add(event.leaderId);
     // Renewals refresh "valid until" but would flood the list of events.
     if (event.type !== 'renewed') {
       this.events.unshift({

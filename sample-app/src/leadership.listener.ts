@@ -1,43 +1,62 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { LeaderElectionService, OnElected, OnLeaderChanged, OnRevoked } from 'nestjs-leader-election';
+import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from 'nestjs-leader-election';
 import { logEvent } from './log-event.js';
 
-/** Reports every change of leadership this instance sees, and its own shutdown. */
+/**
+ * Reports every change of leadership this instance sees, in every election, and its own shutdown.
+ * Subscribes to each election's `events$` rather than using `@OnElected('name')` hooks, so that
+ * whatever ELECTIONS names is reported too.
+ */
 @Injectable()
 export class LeadershipListener implements OnApplicationShutdown {
   private readonly logger = new Logger(LeadershipListener.name);
 
-  constructor(private readonly election: LeaderElectionService) {}
-
-  @OnElected()
-  elected({ term }: { term: number }): void {
-    logEvent(this.logger, 'elected', { term }, `elected leader of "${this.election.election}", term ${term}`);
+  constructor(service: LeaderElectionService) {
+    // In the constructor: the first acquire happens during module init, and must be reported. No
+    // unsubscribe: `events$` completes when its election stops, after the last `revoked`.
+    for (const name of service.elections) {
+      const election = service.election(name);
+      election.events$.subscribe((event) => this.report(election, event));
+    }
   }
 
-  @OnRevoked()
-  revoked({ term, reason }: { term: number; reason: string }): void {
-    logEvent(this.logger, 'revoked', { term, reason }, `no longer the leader (term ${term}): ${reason}`);
+  private report(handle: ElectionHandle, event: LeadershipEvent): void {
+    const { election, identity } = handle;
+    const { term, reason } = event;
+    switch (event.type) {
+      case 'elected':
+        logEvent(this.logger, 'elected', { election, term }, `elected leader of "${election}", term ${term}`);
+        break;
+      case 'revoked':
+        logEvent(
+          this.logger,
+          'revoked',
+          { election, term, reason },
+          `no longer the leader of "${election}" (term ${term}): ${reason}`,
+        );
+        break;
+      case 'leader-changed': {
+        const { leaderId } = event;
+        // Our own election is reported as `elected`; this is about following someone else.
+        if (leaderId === identity) return;
+        logEvent(
+          this.logger,
+          'leader-changed',
+          { election, leaderId: leaderId ?? null, leaderAdvertise: handle.leaderAdvertise ?? null },
+          leaderId ? `"${election}": following leader ${leaderId}` : `"${election}": no known leader`,
+        );
+        break;
+      }
+    }
   }
 
-  @OnLeaderChanged()
-  leaderChanged({ leaderId }: { leaderId: string | undefined }): void {
-    // Our own election is reported by elected(); this is about following someone else.
-    if (leaderId === this.election.identity) return;
-    logEvent(
-      this.logger,
-      'leader-changed',
-      { leaderId: leaderId ?? null },
-      leaderId ? `following leader ${leaderId}` : 'no known leader',
-    );
-  }
-
-  /** Runs after LeaderElectionModule has drained leader-only work and released the lease. */
+  /** Runs after LeaderElectionModule has drained leader-only work and released the leases. */
   onApplicationShutdown(signal?: string): void {
     logEvent(
       this.logger,
       'stopped',
       { signal: signal ?? null },
-      `stopped${signal ? ` on ${signal}` : ''}; lease released if it was ours`,
+      `stopped${signal ? ` on ${signal}` : ''}; leases released if they were ours`,
     );
   }
 }

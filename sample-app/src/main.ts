@@ -1,6 +1,7 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
+import { httpPort } from './config.js';
 import { jsonLogs, logEvent } from './log-event.js';
 import { startTelemetry } from './telemetry.js';
 
@@ -14,7 +15,7 @@ async function bootstrap(): Promise<void> {
   // waits for what runs, then releases its lease so a follower takes over within ~2 s instead of
   // waiting for the lease to expire. The library registers no signal handlers of its own.
   app.enableShutdownHooks();
-  const port = Number(process.env.PORT ?? 3000);
+  const port = httpPort();
   await app.listen(port);
   logEvent(
     new Logger('Main'),

@@ -49,10 +49,14 @@ export class Cluster {
     /** @type {Instance[]} */
     this.instances = [];
     this.state = {
-      /** @type {{ instance: Instance, term: number } | undefined} the instance leading as far as we know */
-      leader: undefined,
-      /** @type {{ from: string, at: number, how: string } | undefined} when and how the last leader went away */
-      lastLoss: undefined,
+      /** @type {Map<string, { instance: Instance, term: number }>} per election: who leads as far as we know */
+      leaders: new Map(),
+      /** @type {Map<string, { from: string, at: number, how: string }>} per election: when and how its last leader went away */
+      lastLoss: new Map(),
+      /** @type {number | undefined} when the first instance was started */
+      startedAt: undefined,
+      /** @type {string | undefined} the last balanced assignment printed */
+      shownSpread: undefined,
       introduced: false,
       stopping: false,
       /** @type {import('../lib/azurite.mjs').Azurite | undefined} */
@@ -66,6 +70,7 @@ export class Cluster {
    */
   startInstance(index, connection) {
     const name = `instance-${index + 1}`;
+    this.state.startedAt ??= Date.now();
     const port = this.options.basePort + index;
     const child = this.children.add(
       spawnNode(['--import', INSTANCE_GUARD, APP_MAIN], {
@@ -74,7 +79,8 @@ export class Cluster {
           ...connection,
           PORT: String(port),
           INSTANCE_ID: name,
-          ELECTION: process.env.ELECTION || 'sample-app-demo',
+          ELECTIONS: this.options.elections.join(','),
+          ELECTION: '',
           LOG_FORMAT: 'json',
         },
       }),
@@ -138,23 +144,44 @@ export class Cluster {
     const how = signal === 'SIGKILL' ? 'killed (SIGKILL)' : signal ? `exited (${signal})` : `exited with code ${code}`;
     const crashed = !state.stopping && !instance.expectedExit;
     say(instance.name, (crashed ? style.red : style.dim)(`${how} (pid ${instance.pid})`), instance.color);
-    if (state.leader?.instance === instance) {
+    const led = this.ledBy(instance);
+    for (const election of led) {
       // Died while leading, without releasing: its lease blocks the others until Azure expires it.
-      state.leader = undefined;
-      state.lastLoss = { from: instance.name, at: Date.now(), how: `died (${signal ?? `code ${code}`})` };
-      if (!state.stopping) {
-        say(
-          'demo',
-          style.yellow(
-            `the leader died without releasing its lease: a follower takes over when it expires, in ${CRASH_EXPECTED}`,
-          ),
-        );
-      }
+      state.leaders.delete(election);
+      state.lastLoss.set(election, { from: instance.name, at: Date.now(), how: `died (${signal ?? `code ${code}`})` });
+    }
+    if (led.length > 0 && !state.stopping) {
+      say(
+        'demo',
+        style.yellow(
+          `${instance.name} led ${led.join(', ')} and died without releasing: a follower takes over ${led.length > 1 ? 'each when its lease expires' : 'when the lease expires'}, in ${CRASH_EXPECTED}`,
+        ),
+      );
     }
     if (!state.stopping && !this.options.tour && this.instances.every((i) => !isRunning(i.child))) {
       say('demo', 'no instance left; stopping.');
       void this.shutdown(0);
     }
+  }
+
+  /**
+   * The elections `instance` leads, as far as we know.
+   * @param {Instance} instance
+   * @returns {string[]}
+   */
+  ledBy(instance) {
+    return [...this.state.leaders].filter(([, leader]) => leader.instance === instance).map(([election]) => election);
+  }
+
+  /**
+   * Every election has a leader, and no two running instances lead more than one apart: what
+   * spread converges to (and then stops moving anything).
+   */
+  balanced() {
+    const { leaders } = this.state;
+    if (!this.options.elections.every((election) => leaders.has(election))) return false;
+    const counts = this.instances.filter((i) => isRunning(i.child)).map((i) => this.ledBy(i).length);
+    return counts.length > 0 && Math.max(...counts) - Math.min(...counts) <= 1;
   }
 
   /**

@@ -8,18 +8,33 @@ import { parseArgs } from 'node:util';
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const APP_MAIN = join(ROOT, 'sample-app/dist/main.js');
 const LIB_MAIN = join(ROOT, 'dist/esm/index.js');
+const DEFAULT_ELECTIONS = ['reports', 'billing', 'cleanup'];
 
 export const USAGE = `Usage: node scripts/demo.mjs [options]        (npm start -- [options] builds first)
 
-  --tour            kill -9 the leader, then SIGTERM its successor; print the measured
-                    failover and handover times, then stop everything and exit
+  --tour            hand one election over to a named instance, kill -9 the leader of the
+                    default election, then SIGTERM its successor; print the measured
+                    handover and takeover times, then stop everything and exit
   --instances <n>   how many sample-app instances (default 3; --tour needs at least 3)
   --port <port>     port of the first instance; the others follow (default 3001)
   --verbose         also print every log line of the instances
   --help            this text
 
 Environment: AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT_URL to use a real
-storage account instead of the embedded Azurite; ELECTION to name the lease (default sample-app-demo).`;
+storage account instead of the embedded Azurite; ELECTIONS to name the leases, comma-separated, the
+default election first (default ${DEFAULT_ELECTIONS.join(',')}; ELECTION=<name> for one).`;
+
+/**
+ * The elections the instances run: what the sample app reads from the same variables (see
+ * sample-app/src/config.ts), passed on explicitly so the demo knows what to wait for.
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {string[]}
+ */
+export function demoElections(env = process.env) {
+  const listed = env.ELECTIONS ? env.ELECTIONS.split(',') : env.ELECTION ? [env.ELECTION] : DEFAULT_ELECTIONS;
+  const names = [...new Set(listed.map((name) => name.trim()).filter((name) => name !== ''))];
+  return names.length > 0 ? names : DEFAULT_ELECTIONS;
+}
 
 /**
  * @typedef {object} DemoOptions
@@ -27,6 +42,7 @@ storage account instead of the embedded Azurite; ELECTION to name the lease (def
  * @property {number} instanceCount
  * @property {number} basePort
  * @property {boolean} verbose
+ * @property {string[]} elections the default first
  */
 
 /** A bad command line (exit 2, with the usage) or a bad value (exit 1). */
@@ -78,5 +94,8 @@ export function parseOptions(argv) {
     if (!existsSync(file))
       throw new OptionsError(`${file} is missing: run \`npm start\` (it builds first) or \`${hint}\``, 1);
   }
-  return { tour: Boolean(values.tour), instanceCount, basePort, verbose: Boolean(values.verbose) };
+  const elections = demoElections();
+  if (values.tour && elections.length < 2)
+    throw new OptionsError('--tour needs at least 2 elections (one to hand over, one to crash): unset ELECTION', 1);
+  return { tour: Boolean(values.tour), instanceCount, basePort, verbose: Boolean(values.verbose), elections };
 }

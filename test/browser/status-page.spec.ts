@@ -1,6 +1,8 @@
 // The sample app's live status page in a real headless Chromium (Debian's `chromium`, driven by
-// playwright-core): two real sample-app processes elect over Azurite; after kill -9 of the leader,
-// the survivor's page — opened before the kill and never reloaded — names the new leader within
+// playwright-core): two real sample-app processes run three elections over Azurite and spread them
+// (2 + 1). On the second replica's page — opened once and never reloaded — a click hands one of the
+// first replica's elections over to the second, and the page names the new leader within a renew
+// interval + a poll + slack; after kill -9 of the first replica, its last election moves too, within
 // lease + retry + 2 s. A screenshot is kept under test-artifacts/ (or $TEST_ARTIFACTS_DIR).
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -21,7 +23,12 @@ const ARTIFACTS = process.env.TEST_ARTIFACTS_DIR ?? join(ROOT, 'test-artifacts')
 // The sample app's defaults (Azure's shortest lease, the default retry interval).
 const LEASE_MS = 15_000;
 const RETRY_MS = 2_000;
+const RENEW_MS = 2_500;
 const PAGE_BOUND_MS = LEASE_MS + RETRY_MS + 2_000;
+/** A directed handover: the leader reads the request at its next renewal, the new one takes it at its next poll. */
+const HANDOVER_BOUND_MS = RENEW_MS + RETRY_MS * 1.15 + 3_000;
+/** Spread moves one election to the newcomer: its next spread check, then a directed-like handover. */
+const SPREAD_TIMEOUT_MS = 30_000;
 
 const inCI = process.env.CI === 'true';
 const haveChromium = existsSync(CHROMIUM);
@@ -50,12 +57,13 @@ function freePort(): Promise<number> {
   });
 }
 
-async function startReplica(id: string, election: string): Promise<Replica> {
+async function startReplica(id: string, elections: string[]): Promise<Replica> {
   const port = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     AZURE_STORAGE_CONNECTION_STRING: process.env.AZURITE_CONNECTION_STRING,
-    ELECTION: election,
+    ELECTIONS: elections.join(','),
+    ELECTION: '',
     INSTANCE_ID: id,
     PORT: String(port),
     LOG_FORMAT: 'json',
@@ -90,9 +98,32 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
   }
 }
 
-async function leaderOf(replica: Replica): Promise<{ isLeader: boolean; leaderId: string | null }> {
+interface ElectionStatus {
+  election: string;
+  isLeader: boolean;
+  leaderId: string | null;
+  leaderAdvertise: string | null;
+}
+
+async function electionsOf(replica: Replica): Promise<ElectionStatus[]> {
   const res = await fetch(`http://127.0.0.1:${replica.port}/leader`, { signal: AbortSignal.timeout(5_000) });
-  return (await res.json()) as { isLeader: boolean; leaderId: string | null };
+  return ((await res.json()) as { elections: ElectionStatus[] }).elections;
+}
+
+/** Polls `GET /leader` until `done` holds; returns the elections then. */
+async function waitForElections(
+  replica: Replica,
+  done: (elections: ElectionStatus[]) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<ElectionStatus[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const elections = await electionsOf(replica);
+    if (done(elections)) return elections;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(elections)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 describeBrowser('status page in headless Chromium', () => {
@@ -112,15 +143,27 @@ describeBrowser('status page in headless Chromium', () => {
     if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
   });
 
-  it('shows the new leader after kill -9 of the old one, live over SSE, without a reload', async () => {
-    const election = `status-page-${process.pid}-${Date.now()}`;
-    const first = await startReplica('replica-1', election);
+  it('shows every election, hands one over on a click, and shows the failover of the rest, live over SSE', async () => {
+    const prefix = `status-page-${process.pid}-${Date.now()}`;
+    const elections = ['reports', 'billing', 'cleanup'].map((name) => `${prefix}-${name}`);
+    const [defaultElection] = elections;
+    const first = await startReplica('replica-1', elections);
     replicas.push(first);
-    const firstStatus = await leaderOf(first);
-    expect(firstStatus).toMatchObject({ isLeader: true, leaderId: 'replica-1' });
-    const second = await startReplica('replica-2', election);
+    // Startup waits for the first acquire attempts: alone, replica-1 leads all three.
+    expect((await electionsOf(first)).map((e) => e.leaderId)).toEqual(['replica-1', 'replica-1', 'replica-1']);
+    const second = await startReplica('replica-2', elections);
     replicas.push(second);
-    expect(await leaderOf(second)).toMatchObject({ isLeader: false, leaderId: 'replica-1' });
+    const advertise = { 'replica-1': `http://127.0.0.1:${first.port}`, 'replica-2': `http://127.0.0.1:${second.port}` };
+    // Spread: replica-2 asks replica-1 for one election (3 against 0), then 2 + 1 is balanced.
+    const spread = await waitForElections(
+      second,
+      (list) => list.filter((e) => e.leaderId === 'replica-2').length === 1 && list.every((e) => e.leaderId !== null),
+      SPREAD_TIMEOUT_MS,
+      'spread to give replica-2 one election',
+    );
+    const ofFirst = spread.filter((e) => e.leaderId === 'replica-1').map((e) => e.election);
+    expect(ofFirst).toHaveLength(2);
+    const [handedOver, crashedWith] = ofFirst as [string, string];
 
     userDataDir = await mkdtemp(join(tmpdir(), 'status-page-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
@@ -147,55 +190,112 @@ describeBrowser('status page in headless Chromium', () => {
     expect(await table.getByRole('columnheader').allTextContents()).toEqual([
       'Election',
       'Leader',
+      "Leader's address",
       'Term',
       'Lease valid until',
       'This replica',
       'Health',
+      'Hand over',
     ]);
     expect(await page.getByRole('status').count()).toBe(1);
-    expect(await page.locator('[aria-live="polite"]').count()).toBe(1);
-    const row = page.locator(`tbody tr[data-election="${election}"]`);
-    const leaderCell = row.locator('td.leader');
-    await leaderCell.filter({ hasText: /^replica-1$/ }).waitFor({ timeout: 15_000 });
-    expect(await table.getByRole('rowheader').allTextContents()).toEqual([election]);
+    // Leader changes and handover answers are announced.
+    expect(await page.locator('[aria-live="polite"]').count()).toBe(2);
+    const rowOf = (election: string) => page.locator(`tbody tr[data-election="${election}"]`);
+    // Every election, with its leader, the leader's address, and (on its leader) the term.
+    for (const { election, leaderId } of spread) {
+      const row = rowOf(election);
+      await row
+        .locator('td.leader')
+        .filter({ hasText: new RegExp(`^${leaderId}$`) })
+        .waitFor({ timeout: 15_000 });
+      expect(await row.locator('td.advertise').textContent()).toBe(advertise[leaderId as keyof typeof advertise]);
+      const term = await row.locator('td.term').textContent();
+      if (leaderId === 'replica-2') expect(Number(term)).toBeGreaterThanOrEqual(2);
+      else expect(term).toBe('—');
+      expect(await row.locator('td.self').textContent()).toBe(leaderId === 'replica-2' ? 'leader' : 'follower');
+    }
+    expect(await table.getByRole('rowheader').allTextContents()).toEqual(elections);
     await page.locator('#connection', { hasText: 'live' }).waitFor({ timeout: 5_000 });
     expect(await page.locator('#identity').textContent()).toBe('replica-2');
-    expect(await row.locator('td').nth(3).textContent()).toBe('follower');
     // Marks this document: a reload would lose it.
     await page.evaluate(() => {
       (globalThis as unknown as { notReloaded: boolean }).notReloaded = true;
     });
 
+    // 1. A click hands one of replica-1's elections over to replica-2.
+    const moved = rowOf(handedOver);
+    await page.getByRole('combobox', { name: `Hand ${handedOver} over to` }).selectOption('replica-2');
+    const clickedAt = Date.now();
+    await page.getByRole('button', { name: `Hand over ${handedOver}` }).click();
+    await page
+      .locator('#handover-result', { hasText: `${handedOver}: handover requested from replica-1 to replica-2` })
+      .waitFor({ timeout: 10_000 });
+    await moved
+      .locator('td.leader')
+      .filter({ hasText: /^replica-2$/ })
+      .waitFor({ timeout: HANDOVER_BOUND_MS });
+    const handedAfterMs = Date.now() - clickedAt;
+    expect(await moved.locator('td.self').textContent()).toBe('leader');
+    expect(await moved.locator('td.advertise').textContent()).toBe(advertise['replica-2']);
+    await page.locator('#announce', { hasText: `${handedOver}: new leader replica-2` }).waitFor({ timeout: 1_000 });
+    console.log(`status page showed the handover ${handedAfterMs} ms after the click (bound ${HANDOVER_BOUND_MS} ms)`);
+    // A handover to the replica that already leads is refused, and the page says why.
+    await page.getByRole('combobox', { name: `Hand ${handedOver} over to` }).selectOption('replica-2');
+    await page.getByRole('button', { name: `Hand over ${handedOver}` }).click();
+    await page
+      .locator('#handover-result', { hasText: `${handedOver}: handover refused (409): replica-2 already leads` })
+      .waitFor({ timeout: 10_000 });
+
+    // 2. kill -9 replica-1: its last election moves to replica-2 once the lease expires.
+    const row = rowOf(crashedWith);
     const killedAt = Date.now();
     first.child.kill('SIGKILL');
-    await leaderCell.filter({ hasText: /^replica-2$/ }).waitFor({ timeout: PAGE_BOUND_MS });
+    await row
+      .locator('td.leader')
+      .filter({ hasText: /^replica-2$/ })
+      .waitFor({ timeout: PAGE_BOUND_MS });
     const shownAfterMs = Date.now() - killedAt;
     expect(shownAfterMs).toBeLessThanOrEqual(PAGE_BOUND_MS);
     expect(await page.evaluate(() => (globalThis as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
-    expect(await row.locator('td').nth(3).textContent()).toBe('leader');
-    expect(Number(await row.locator('td').nth(1).textContent())).toBeGreaterThanOrEqual(2);
-    await page.locator('#announce', { hasText: `${election}: new leader replica-2` }).waitFor({ timeout: 1_000 });
+    expect(await row.locator('td.self').textContent()).toBe('leader');
+    expect(Number(await row.locator('td.term').textContent())).toBeGreaterThanOrEqual(2);
+    await page.locator('#announce', { hasText: `${crashedWith}: new leader replica-2` }).waitFor({ timeout: 1_000 });
     await page.locator('#events li', { hasText: 'elected' }).first().waitFor({ timeout: 1_000 });
     console.log(`status page showed the new leader ${shownAfterMs} ms after kill -9 (bound ${PAGE_BOUND_MS} ms)`);
 
-    // The same replica's other windows on it: GET /leader (today's fields plus `elections`) and /metrics.
+    // The same replica's other windows on it: GET /leader (the default election's fields plus
+    // `elections`) and /metrics, labelled per election.
     const status = (await (await fetch(`http://127.0.0.1:${second.port}/leader`)).json()) as Record<string, unknown>;
-    expect(status).toMatchObject({ election, identity: 'replica-2', isLeader: true, leaderId: 'replica-2' });
-    expect(status.elections).toEqual([
-      expect.objectContaining({ election, isLeader: true, leaderId: 'replica-2', state: 'leader', healthy: true }),
-    ]);
+    expect(status).toMatchObject({
+      election: defaultElection,
+      identity: 'replica-2',
+      isLeader: true,
+      leaderId: 'replica-2',
+      leaderAdvertise: advertise['replica-2'],
+    });
+    expect(status.elections).toEqual(
+      elections.map((election) =>
+        expect.objectContaining({ election, isLeader: true, leaderId: 'replica-2', state: 'leader', healthy: true }),
+      ),
+    );
     const scrape = await fetch(`http://127.0.0.1:${second.port}/metrics`);
     expect(scrape.headers.get('content-type')).toMatch(/^text\/plain/);
     const samples = parsePrometheusText(await scrape.text());
-    expect(sampleValue(samples, 'leader_election_is_leader', { election, identity: 'replica-2' })).toBe(1);
-    expect(sampleValue(samples, 'leader_election_transitions_total', { election, type: 'elected' })).toBe(1);
-    expect(sampleValue(samples, 'leader_election_leaderless_seconds', { election })).toBe(0);
+    for (const election of elections) {
+      expect(sampleValue(samples, 'leader_election_is_leader', { election, identity: 'replica-2' })).toBe(1);
+      // Once each: by spread, by the click, by the failover.
+      expect(sampleValue(samples, 'leader_election_transitions_total', { election, type: 'elected' })).toBe(1);
+      expect(sampleValue(samples, 'leader_election_leaderless_seconds', { election })).toBe(0);
+    }
     expect(
-      sampleValue(samples, 'leader_election_leader_only_skipped_total', { election, handler: 'JobsController.runNow' }),
+      sampleValue(samples, 'leader_election_leader_only_skipped_total', {
+        election: defaultElection,
+        handler: 'JobsController.runNow',
+      }),
     ).toBe(0);
 
     await mkdir(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'status-page-after-failover.png'), fullPage: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'status-page-after-handover-and-failover.png'), fullPage: true });
 
     // A replica with a page attached still shuts down on SIGTERM: the stream ends, the page says so.
     const exit = new Promise<NodeJS.Signals | null>((resolve) =>

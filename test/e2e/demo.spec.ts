@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSampleApp } from '../support/build-sample-app.js';
+import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -15,6 +16,14 @@ const STARTUP_TIMEOUT_MS = 60_000;
 const EXIT_TIMEOUT_MS = 60_000;
 /** Longer than two cron periods (5 s): enough ticks to catch a second instance running the job. */
 const OBSERVE_MS = 11_000;
+/**
+ * Spread: from "one instance leads all three" to "one each" takes two handovers, each a renewal
+ * (2.5 s) + a drain + a poll (~2 s); generous for a loaded machine.
+ */
+const SPREAD_TIMEOUT_MS = 30_000;
+const ELECTIONS = ['reports', 'billing', 'cleanup'];
+/** A follower's view catches up at its next poll (every 2 s ± 15 %); generous for a loaded machine. */
+const POLL_CATCH_UP_MS = 10_000;
 
 interface Line {
   text: string;
@@ -35,6 +44,7 @@ class Demo {
     delete env.AZURE_STORAGE_CONNECTION_STRING;
     delete env.AZURE_STORAGE_ACCOUNT_URL;
     delete env.ELECTION;
+    delete env.ELECTIONS;
     this.child = spawn(process.execPath, ['scripts/demo.mjs', ...args], {
       cwd: ROOT,
       env,
@@ -116,8 +126,13 @@ class Demo {
 
 const UP = /^\S+ (instance-\d)\s+up on http:\/\/localhost:(\d+) \(pid (\d+)\)/;
 const AZURITE = /^\S+ azurite\s+blob service on http:\/\/127\.0\.0\.1:(\d+)\/\S+ \(pid (\d+)\)/;
-const CRON = /^\S+ (instance-\d)\s+⚙ cron job ran: report #\d+, fencing term (\d+)/;
-const ELECTED = /^\S+ (instance-\d)\s+★ elected leader, term (\d+)/;
+/** The default election's job (its report counter lives in leader state). */
+const CRON = /^\S+ (instance-\d)\s+⚙ reports: cron job ran: report #\d+, fencing term (\d+)/;
+/** Any election's cron job. */
+const ANY_CRON = /^\S+ (instance-\d)\s+⚙ (\w+): cron job ran: .*, fencing term (\d+)/;
+const ELECTED = /^\S+ (instance-\d)\s+★ elected leader of (\w+), term (\d+)/;
+/** The demo's line once spread has settled: `leaders: reports → instance-1, billing → …`. */
+const LEADERS = /^\S+ demo\s+leaders: ((?:\w+ → instance-\d(?:, )?)+)(?: \(spread, ([\d.]+) s after the start\))?$/;
 
 interface Instance {
   name: string;
@@ -211,6 +226,26 @@ async function post(
   return { status: response.status, leaderHeader: response.headers.get('x-leader-id'), body: await response.json() };
 }
 
+/** `reports → instance-1, billing → instance-2` as a map. */
+function assignment(text: string): Map<string, string> {
+  return new Map(text.split(', ').map((pair) => pair.split(' → ') as [string, string]));
+}
+
+async function getJson(port: number, path: string): Promise<unknown> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000) });
+  return response.json();
+}
+
+async function postHandover(port: number, body: unknown): Promise<{ status: number; body: { message?: string } }> {
+  const response = await fetch(`http://127.0.0.1:${port}/leader/handover`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, body: (await response.json()) as { message?: string } };
+}
+
 describe('demo (npm start)', () => {
   const demos: Demo[] = [];
 
@@ -222,21 +257,70 @@ describe('demo (npm start)', () => {
     for (const demo of demos) demo.killGroup();
   });
 
-  it('elects one leader that alone runs the job, fails over on kill -9, and stops cleanly on Ctrl+C', async () => {
+  it('spreads three elections one per instance, each job on its leader only, fails over on kill -9, and stops cleanly on Ctrl+C', async () => {
     const basePort = await freePortBlock(3);
     const demo = new Demo(['--port', String(basePort)]);
     demos.push(demo);
     const { instances, azurite } = await waitForCluster(demo, 3);
     expect(instances.map((i) => i.port).sort()).toEqual([basePort, basePort + 1, basePort + 2]);
 
-    // Exactly one instance runs the cron job, always in the same term.
-    const first = await demo.waitFor(CRON, STARTUP_TIMEOUT_MS);
-    const leaderName = first.match[1];
-    const firstTerm = Number(first.match[2]);
-    await new Promise((resolve) => setTimeout(resolve, OBSERVE_MS));
-    const runs = demo.matches(CRON, first.index);
+    // Spread: within a few retry intervals every instance leads exactly one election.
+    const spread = await demo.waitFor(LEADERS, SPREAD_TIMEOUT_MS);
+    const leaders = assignment(spread.match[1]);
+    expect([...leaders.keys()]).toEqual(ELECTIONS);
+    expect(new Set(leaders.values())).toEqual(new Set(instances.map((i) => i.name)));
+    expect(spread.match[2]).toBeDefined();
+    const leaderName = leaders.get('reports') as string;
+
+    // From then on each election's job runs on its leader only, the report job always in one term.
+    // Observed from the spread line on; the HTTP checks below run meanwhile.
+    const observed = new Promise((resolve) => setTimeout(resolve, OBSERVE_MS));
+    // Every instance knows every election's leader and where it listens (its `advertise`), as of
+    // its last poll: a follower learns of the last move within one retry interval.
+    const expected = ELECTIONS.map((election) => {
+      const port = instances.find((i) => i.name === leaders.get(election))?.port;
+      return [election, leaders.get(election), `http://127.0.0.1:${port}`];
+    });
+    const seen = async () => {
+      const status = (await getJson(instances[0].port, '/leader')) as {
+        elections: Array<{ election: string; leaderId: string; leaderAdvertise: string }>;
+      };
+      return status.elections.map((e) => [e.election, e.leaderId, e.leaderAdvertise]);
+    };
+    let view = await seen();
+    for (const until = Date.now() + POLL_CATCH_UP_MS; JSON.stringify(view) !== JSON.stringify(expected); ) {
+      if (Date.now() > until) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      view = await seen();
+    }
+    expect(view).toEqual(expected);
+    // Metrics are labelled per election: this instance leads exactly its one.
+    const scrape = parsePrometheusText(await (await fetch(`http://127.0.0.1:${instances[0].port}/metrics`)).text());
+    for (const election of ELECTIONS) {
+      expect(sampleValue(scrape, 'leader_election_is_leader', { election, identity: instances[0].name })).toBe(
+        leaders.get(election) === instances[0].name ? 1 : 0,
+      );
+    }
+    // The handover endpoint refuses an election the app does not run, naming the ones it does.
+    const unknown = await postHandover(instances[1].port, { election: 'payroll', to: instances[0].name });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toMatch(/unknown election "payroll": this app runs "reports", "billing", "cleanup"/);
+
+    await observed;
+    // Two runs at least (usually there by now; a loaded machine may print the second late).
+    const firstRun = await demo.waitFor(CRON, STARTUP_TIMEOUT_MS, spread.index);
+    await demo.waitFor(CRON, STARTUP_TIMEOUT_MS, firstRun.index + 1);
+    const runs = demo.matches(CRON, spread.index);
     expect(runs.length).toBeGreaterThanOrEqual(2);
+    const firstTerm = Number(runs[0][2]);
     expect(new Set(runs.map((m) => `${m[1]} term ${m[2]}`))).toEqual(new Set([`${leaderName} term ${firstTerm}`]));
+    const jobs = demo.matches(ANY_CRON, spread.index);
+    // Cleanup runs every 15 s: not always inside the window.
+    expect([...new Set(jobs.map((m) => m[2]))]).toEqual(expect.arrayContaining(['reports', 'billing']));
+    for (const [, name, election] of jobs)
+      expect(`${election} on ${name}`).toBe(`${election} on ${leaders.get(election)}`);
+    // Balanced: no handover after the spread line.
+    expect(demo.matches(ELECTED, spread.index)).toEqual([]);
 
     // The leader-only endpoint: 200 on the leader, 503 naming the leader on the two followers.
     const answers = await Promise.all(
@@ -244,6 +328,7 @@ describe('demo (npm start)', () => {
     );
     expect(answers.filter((a) => a.status === 200).map((a) => a.name)).toEqual([leaderName]);
     expect(answers.find((a) => a.status === 200)?.body).toMatchObject({
+      election: 'reports',
       ranBy: leaderName,
       term: firstTerm,
       trigger: 'http',
@@ -258,7 +343,9 @@ describe('demo (npm start)', () => {
     const killedAt = demo.lines.length;
     process.kill(leader.pid, 'SIGKILL');
     const successorRun = await demo.waitFor(
-      new RegExp(`^\\S+ ((?!${leaderName}\\b)instance-\\d)\\s+⚙ cron job ran: report #\\d+, fencing term (\\d+)`),
+      new RegExp(
+        `^\\S+ ((?!${leaderName}\\b)instance-\\d)\\s+⚙ reports: cron job ran: report #\\d+, fencing term (\\d+)`,
+      ),
       FAILOVER_TIMEOUT_MS,
       killedAt,
     );
@@ -270,13 +357,14 @@ describe('demo (npm start)', () => {
     const lastBefore = Math.max(
       ...demo.lines
         .slice(0, killedAt)
-        .filter((line) => /⚙ (cron job|POST \/jobs\/run-now) ran: report #\d+/.test(line.text))
+        .filter((line) => /⚙ reports: (cron job|POST \/jobs\/run-now) ran: report #\d+/.test(line.text))
         .map((line) => reportOf(line.text)),
     );
     expect(reportOf(successorRun.match[0])).toBeGreaterThan(lastBefore);
     expect(reportOf(successorRun.match[0])).toBeLessThanOrEqual(lastBefore + 2);
     expect(newTerm).toBeGreaterThan(firstTerm);
-    expect(demo.matches(ELECTED, killedAt).map((m) => m[1])).toEqual([successor]);
+    // Only the crashed instance's election moves; two instances for three elections is balanced.
+    expect(demo.matches(ELECTED, killedAt).map((m) => `${m[2]} on ${m[1]}`)).toEqual([`reports on ${successor}`]);
     await new Promise((resolve) => setTimeout(resolve, OBSERVE_MS));
     const after = demo.matches(CRON, killedAt);
     expect(new Set(after.map((m) => `${m[1]} term ${m[2]}`))).toEqual(new Set([`${successor} term ${newTerm}`]));
@@ -289,7 +377,9 @@ describe('demo (npm start)', () => {
       () => `demo still running after Ctrl+C:\n${demo.output()}`,
     );
     expect(exit).toEqual({ code: 0, signal: null });
-    expect(demo.output()).toMatch(new RegExp(`${successor}\\s+✗ no longer leader \\(term ${newTerm}\\): stopped`));
+    expect(demo.output()).toMatch(
+      new RegExp(`${successor}\\s+✗ no longer leader of reports \\(term ${newTerm}\\): stopped`),
+    );
     expect(demo.output()).toContain('all processes stopped.');
     await expectNothingLeft(
       [demo.pid, azurite.pid, ...instances.map((i) => i.pid)],
@@ -297,28 +387,41 @@ describe('demo (npm start)', () => {
     );
   }, 240_000);
 
-  it('--tour crashes the leader, stops its successor, prints both takeover times and exits 0', async () => {
+  it('--tour hands an election over to a named instance, crashes the leader, stops its successor, prints the three times and exits 0', async () => {
     const basePort = await freePortBlock(3);
     const demo = new Demo(['--tour', '--port', String(basePort)]);
     demos.push(demo);
     const { instances, azurite } = await waitForCluster(demo, 3);
     const exit = await withTimeout(demo.exited, 180_000, () => `tour did not finish:\n${demo.output()}`);
+    if (exit.code !== 0) throw new Error(`tour exited with ${exit.code}:\n${demo.output()}`);
     expect(exit).toEqual({ code: 0, signal: null });
     const output = demo.output();
+    const directed = /directed handover \(POST → (instance-\d) leads (\w+)\)\s+([\d.]+) s/.exec(output);
     const failover = /crash failover \(kill -9 → new leader elected\)\s+([\d.]+) s/.exec(output);
     const handover = /graceful handover \(SIGTERM → new leader elected\)\s+([\d.]+) s/.exec(output);
+    expect(directed).not.toBeNull();
     expect(failover).not.toBeNull();
     expect(handover).not.toBeNull();
+    // A directed handover waits for one renewal (2.5 s) and one poll (~2 s), never for the lease.
+    expect(Number(directed?.[3])).toBeLessThan(10);
     // Generous bounds, but they tell the two apart: a crash waits for the 15 s lease to expire
     // (minus at most one 2.5 s renew interval); a graceful stop releases it at once.
     expect(Number(failover?.[1])).toBeGreaterThan(10);
     expect(Number(failover?.[1])).toBeLessThan(45);
     expect(Number(handover?.[1])).toBeLessThan(10);
-    // Terms only grow: 1 at start, 2 after the crash, 3 after the handover.
-    const terms = demo.matches(ELECTED).map((m) => Number(m[2]));
-    expect(terms).toEqual([...terms].sort((a, b) => a - b));
-    expect(new Set(terms).size).toBe(terms.length);
-    expect(terms.length).toBeGreaterThanOrEqual(3);
+    // The named instance, and nobody else, took the election after the request.
+    const [, target, election] = directed as RegExpExecArray;
+    const asked = demo.lines.findIndex((line) => / tour\s+1\/3 ask /.test(line.text));
+    const moved = demo.matches(ELECTED, asked).find((m) => m[2] === election);
+    expect(moved?.[1]).toBe(target);
+    // Per election, terms only grow; the default one had at least three (start, crash, stop).
+    const terms = new Map<string, number[]>();
+    for (const [, , name, term] of demo.matches(ELECTED)) terms.set(name, [...(terms.get(name) ?? []), Number(term)]);
+    for (const list of terms.values()) {
+      expect(list).toEqual([...list].sort((a, b) => a - b));
+      expect(new Set(list).size).toBe(list.length);
+    }
+    expect(terms.get('reports')?.length).toBeGreaterThanOrEqual(3);
     await expectNothingLeft(
       [demo.pid, azurite.pid, ...instances.map((i) => i.pid)],
       [azurite.port, ...instances.map((i) => i.port)],
