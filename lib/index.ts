@@ -64,6 +64,7 @@ export {
   type LeaseWatch,
   MAX_HANDOVER_REQUEST_BYTES,
   MAX_LEASE_META_BYTES,
+  NoLeaderError,
   type ReleaseOptions,
   type RenewOptions,
   type StateCallOptions,

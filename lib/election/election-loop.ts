@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
+import { NoLeaderError } from '../shared/errors.js';
 import { supportsHandover } from '../stores/handover-support.js';
 import {
   FatalLeaseStoreError,
@@ -150,7 +151,7 @@ export class ElectionLoop {
     checkRequestOption('reason', reason, typeof reason === 'string' && reason !== '' && reason.length <= 200);
     checkRequestOption('requestedBy', requestedBy, typeof requestedBy === 'string' && requestedBy.length <= 300);
     const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
-    if (!info.held || info.holder === undefined) throw new Error(messages.handoverNoLeader(election));
+    if (!info.held || info.holder === undefined) throw new NoLeaderError(election, messages.handoverNoLeader(election));
     if (to !== undefined && to === info.holder) {
       this.d.logger.log(messages.handoverAlreadyLeads(election, to));
       return undefined;

@@ -26,6 +26,20 @@ export class FatalLeaseStoreError extends LeaseStoreError {
   readonly kind = 'fatal';
 }
 
+/**
+ * `requestHandover()` found nobody leading the election: there is nothing to hand over (a leader is
+ * elected within the failover bound). Map it to 409 Conflict in an HTTP API.
+ */
+export class NoLeaderError extends Error {
+  constructor(
+    readonly election: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NoLeaderError';
+  }
+}
+
 /** Classify anything a store threw; unknown errors count as transient (retry, never assume). */
 export function toLeaseStoreError(error: unknown): LeaseStoreError {
   if (error instanceof LeaseStoreError) return error;

@@ -270,6 +270,7 @@ export {
   LeaseLostError,
   LeaseStoreError,
   type LeaseStoreErrorKind,
+  NoLeaderError,
   TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../shared/errors.js';

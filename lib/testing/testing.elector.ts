@@ -4,6 +4,7 @@ import type { HandoverRequestOptions } from '../election/elector.types.js';
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
 import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
 import { messages } from '../leader-election.messages.js';
+import { NoLeaderError } from '../shared/errors.js';
 import { type HandoverRequest, type LeaderStateEntry, LeaseLostError, type LeaseMeta } from '../stores/lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/state-support.js';
 
@@ -107,7 +108,7 @@ export class TestingElector implements LeaderElector {
    */
   async requestHandover(options: HandoverRequestOptions = {}): Promise<HandoverRequest | undefined> {
     const leader = this.leaderId;
-    if (leader === undefined) throw new Error(messages.handoverNoLeader(this.election));
+    if (leader === undefined) throw new NoLeaderError(this.election, messages.handoverNoLeader(this.election));
     if (options.to === leader) return undefined;
     const request: HandoverRequest = {
       election: this.election,

@@ -11,7 +11,7 @@ import {
   ServiceUnavailableException,
   Sse,
 } from '@nestjs/common';
-import { LeaderElectionService } from 'nestjs-leader-election';
+import { LeaderElectionService, NoLeaderError } from 'nestjs-leader-election';
 import { map, type Observable } from 'rxjs';
 import { parseHandoverBody } from './handover.request.js';
 import { LeadershipFeed } from './leadership.feed.js';
@@ -74,7 +74,7 @@ export class LeaderController {
       const message = error instanceof Error ? error.message : String(error);
       if (error instanceof TypeError) throw new BadRequestException(message);
       // The store is read before the request is written: the leader may have gone meanwhile.
-      if (election.leaderId === undefined) throw this.nobodyLeads(election.election);
+      if (error instanceof NoLeaderError) throw this.nobodyLeads(election.election);
       throw new ServiceUnavailableException(`the handover request could not be recorded: ${message}`);
     }
     return { election: election.election, from, to: to ?? null, requestedBy: this.election.identity };

@@ -2,7 +2,7 @@
 // (which implements the handover capability the same way the real stores do; their conformance
 // suite proves that part). A request is honoured by the leader of the term it names, at its next
 // renewal: drain hook, step-down, grace hook, release reserved for `to`; the named replica leads.
-import type { HandoverRequest } from '../../lib/stores/lease-store.js';
+import { type HandoverRequest, NoLeaderError } from '../../lib/stores/lease-store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
 const signal = () => new AbortController().signal;
@@ -126,6 +126,7 @@ describe('Elector handover requests', () => {
   it('nobody leads: the request is refused, naming the election; the named replica already leading: nothing recorded', async () => {
     const b = fx.elector('b');
     await expect(b.requestHandover({ to: 'b' })).rejects.toThrow(/"jobs": nobody leads it right now/);
+    await expect(b.requestHandover()).rejects.toBeInstanceOf(NoLeaderError);
     await b.start();
     expect(b.isLeader()).toBe(true);
     await expect(b.requestHandover({ to: 'b' })).resolves.toBeUndefined();
