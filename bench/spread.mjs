@@ -18,7 +18,7 @@ const { Child, killAll } = await import('./lib/proc.mjs');
 const { machineInfo, machineText } = await import('./lib/report.mjs');
 const { handoverCallRows } = await import('./lib/rows/spread.mjs');
 const { ALL_STORES, startServers } = await import('./lib/servers.mjs');
-const { spreadPhase } = await import('./lib/spread-phase.mjs');
+const { spreadPhase, startFlapWatch } = await import('./lib/spread-phase.mjs');
 
 const startedAt = Date.now();
 /** @param {string} message */
@@ -37,7 +37,9 @@ try {
     WINDOW_MS: String(quick ? 20_000 : 120_000),
     HANDOVERS: String(quick ? 3 : 5),
   });
-  rows.push(...(await spreadPhase({ stores, quick, log, errors })));
+  const flap = startFlapWatch({ stores, quick, log });
+  await flap?.up;
+  rows.push(...(await spreadPhase({ stores, quick, log, errors, flap })));
   const result = await calls.waitFor((e) => e.type === 'result', 300_000, 'handover calls result');
   rows.push(...handoverCallRows(stores, /** @type {any} */ (result), errors));
 } catch (error) {

@@ -34,9 +34,9 @@ export const stabilityMs = (t) => Math.max(3_000, 2 * (t.renewMs + 2 * t.retryMs
  * @param {string} store
  * @param {Timings} timings
  * @param {{ replicas: number, elections: number }} size
- * @param {{ runs: number, watchMs?: number, log: Log }} options
+ * @param {{ runs: number, watchMs?: number, log: Log, onUp?: () => void }} options `onUp`: the first fleet is up
  */
-export async function balanceRuns(store, timings, size, { runs, watchMs, log }) {
+export async function balanceRuns(store, timings, size, { runs, watchMs, log, onUp }) {
   /** @type {number[]} */
   const samples = [];
   /** @type {string[]} */
@@ -48,6 +48,7 @@ export async function balanceRuns(store, timings, size, { runs, watchMs, log }) 
     const fleet = new ReplicaFleet(store, timings, size);
     try {
       const upAt = await fleet.allUp(BOOT_TIMEOUT_MS);
+      if (run === 0) onUp?.();
       const balancedAt = await untilStablyBalanced(fleet, stableMs, 30 * stableMs);
       samples.push(Math.max(0, balancedAt - upAt));
       log(`  ${store} ${size.replicas}×${size.elections}: balanced ${balancedAt - upAt} ms after all up`);

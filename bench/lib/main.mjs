@@ -5,7 +5,8 @@
 //      stores in parallel, while figure 5 counts store calls  rows/calls.mjs
 //   C  contention (6, and 9 at fleet size), one store at a time rows/contention.mjs
 //   D  several elections per app (10–12): balance, handover,    spread-phase.mjs
-//      no flapping; figure 13 counts its calls in phase B         rows/spread.mjs
+//      no flapping (its fleet watched from the start of C);       rows/spread.mjs
+//      figure 13 counts its calls in phase B
 //   (8, the fleet projection, is computed from figure 5's counts: rows/fleet.mjs)
 // servers.mjs starts what the stores need; report.mjs writes latest.json / latest.md and the table.
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
@@ -19,7 +20,7 @@ import { FLEET_CONTENTION, fleetRows } from './rows/fleet.mjs';
 import { decoratorRows, guardRows } from './rows/overhead.mjs';
 import { handoverCallRows } from './rows/spread.mjs';
 import { ALL_STORES, prepareNleSchemas, startServers } from './servers.mjs';
-import { spreadPhase } from './spread-phase.mjs';
+import { spreadPhase, startFlapWatch } from './spread-phase.mjs';
 
 /** @typedef {import('./rows/common.mjs').Row} Row */
 
@@ -103,6 +104,10 @@ export async function main({ root, startedAt, quick }) {
     rows.push(...fleetRows(STORES, callsResult, errors));
     rows.push(...handoverCallRows(STORES, handoverCallsResult, errors));
 
+    // Figure 12's fleet is watched through phases C and D (see spread-phase.mjs); C starts once it is up.
+    const flap = startFlapWatch({ stores: STORES, quick, log });
+    await flap?.up;
+
     // ---- phase C: contention, one store at a time --------------------------------------------
     for (const store of STORES) {
       log(`figure 6: contention on ${store}…`);
@@ -116,7 +121,7 @@ export async function main({ root, startedAt, quick }) {
 
     // ---- phase D: several elections per app ----------------------------------------------------
     const phaseD = Date.now();
-    await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors }));
+    await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap }));
     log(`figures 10–12 took ${((Date.now() - phaseD) / 1000).toFixed(0)} s`);
   } finally {
     await stopServers();
