@@ -17,12 +17,11 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { LeaderElectionModule } from '../../lib/leader-election.module.js';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
-import { CountingStore, emit, makeStore, numberEnv } from './stores.js';
+import { CountingStore, emit, makeStore, timingsFromEnv } from './stores.js';
 
 const identity = process.env.IDENTITY ?? `replica-${process.pid}`;
 const elections = (process.env.ELECTIONS ?? 'bench').split(',').filter(Boolean);
 const out = (event: Record<string, unknown>) => emit(identity, event);
-const timing = (name: string): number | undefined => (process.env[name] === undefined ? undefined : numberEnv(name, 0));
 
 const store = new CountingStore(await makeStore(process.env.STORE ?? ''), { handover: true });
 
@@ -45,10 +44,7 @@ class Watcher {
       store,
       elections,
       identity,
-      leaseDurationMs: timing('LEASE_MS'),
-      renewDeadlineMs: timing('RENEW_DEADLINE_MS'),
-      renewIntervalMs: timing('RENEW_MS'),
-      retryIntervalMs: timing('RETRY_MS'),
+      ...timingsFromEnv(),
       shutdownTimeoutMs: 5_000,
     }),
   ],

@@ -173,3 +173,15 @@ export const numberEnv = (name: string, fallback: number): number => {
   if (!Number.isFinite(value)) throw new Error(`${name} must be a number, got ${JSON.stringify(raw)}`);
   return value;
 };
+
+/** The elector timings given as LEASE_MS, RENEW_DEADLINE_MS, RENEW_MS, RETRY_MS (unset: the library's default). */
+export function timingsFromEnv() {
+  const timing = (name: string): number | undefined =>
+    process.env[name] === undefined ? undefined : numberEnv(name, 0);
+  return {
+    leaseDurationMs: timing('LEASE_MS'),
+    renewDeadlineMs: timing('RENEW_DEADLINE_MS'),
+    renewIntervalMs: timing('RENEW_MS'),
+    retryIntervalMs: timing('RETRY_MS'),
+  };
+}
