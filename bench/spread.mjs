@@ -15,7 +15,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
 await import('../test/support/swc-register.mjs');
 const { Child, killAll } = await import('./lib/proc.mjs');
-const { machineInfo, machineText } = await import('./lib/report.mjs');
+const { formatJson, machineInfo, machineText } = await import('./lib/report.mjs');
 const { handoverCallRows } = await import('./lib/rows/spread.mjs');
 const { ALL_STORES, startServers } = await import('./lib/servers.mjs');
 const { spreadPhase, startFlapWatch } = await import('./lib/spread-phase.mjs');
@@ -60,6 +60,7 @@ const output = {
 };
 await mkdir(join(root, 'bench/results'), { recursive: true });
 await writeFile(join(root, 'bench/results/spread.json'), `${JSON.stringify(output, null, 2)}\n`);
+formatJson(root, join(root, 'bench/results/spread.json'));
 for (const r of rows) {
   const value = (/** @type {number | null} */ v) => (v === null || v === undefined ? '—' : Math.round(v).toString());
   console.log(

@@ -135,7 +135,7 @@ function markdown(rows, output) {
  * @param {string} root
  * @param {string} file
  */
-function formatJson(root, file) {
+export function formatJson(root, file) {
   const biome = join(root, 'node_modules/@biomejs/biome/bin/biome');
   if (!existsSync(biome)) return;
   spawnSync(process.execPath, [biome, 'format', '--write', file], { cwd: root, stdio: 'ignore' });
