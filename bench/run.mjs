@@ -20,6 +20,10 @@
 //   6 contention          bench/figures/contention.mjs + apps/contender.ts
 //   8 fleet projection    bench/lib/rows/fleet.mjs (from figure 5's counts, 1 and 20 elections)
 //   9 fleet contention    bench/figures/contention.mjs at 200 electors in 20 processes
+//  10 time to balance     bench/figures/spread.mjs + apps/fleet-replica.ts (N × E, cold start)
+//  11 handover on request bench/figures/spread.mjs + apps/fleet-replica.ts (directed, asked by a third)
+//  12 no flapping         bench/figures/spread.mjs (a balanced 3 × 3 watched; exit code 1 if it moved)
+//  13 handover call cost  apps/handover-calls.ts (capability on vs hidden, and per handover)
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -12,8 +12,9 @@
 // Prints one `@@b {"type":"result", stores: {…}}` line.
 import { Elector } from '../../lib/election/elector.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
-import { FaultProxy } from '../../test/support/fault-proxy.js';
-import { CountingStore, emit, makeStore, numberEnv } from './stores.js';
+import type { FaultProxy } from '../../test/support/fault-proxy.js';
+import { delta, httpOps, storeFor, waitUntil } from './counted-stores.js';
+import { type CountingStore, emit, numberEnv } from './stores.js';
 
 const WINDOW_MS = numberEnv('WINDOW_MS', 120_000);
 const READS = 25;
@@ -26,33 +27,6 @@ interface Instance {
   proxy?: FaultProxy;
 }
 
-type Made = { store: CountingStore; proxy?: FaultProxy };
-let azureTurn: Promise<unknown> = Promise.resolve();
-
-async function storeFor(kind: string, proxies: FaultProxy[]): Promise<Made> {
-  if (kind !== 'azure') return { store: new CountingStore(await makeStore(kind)) };
-  // makeStore reads the (swapped) connection string after an await: one Azure store at a time, or
-  // a second measurement's store would go through the first one's counting proxy.
-  const made = azureTurn.then(() => azureStoreBehindProxy(proxies));
-  azureTurn = made.catch(() => undefined);
-  return made;
-}
-
-async function azureStoreBehindProxy(proxies: FaultProxy[]): Promise<Made> {
-  const connectionString = process.env.AZURE_CONNECTION_STRING ?? '';
-  const target = Number(/BlobEndpoint=http:\/\/127\.0\.0\.1:(\d+)\//.exec(connectionString)?.[1]);
-  if (!target) throw new Error('AZURE_CONNECTION_STRING has no loopback BlobEndpoint');
-  const proxy = await FaultProxy.start(target);
-  proxies.push(proxy);
-  const previous = process.env.AZURE_CONNECTION_STRING;
-  process.env.AZURE_CONNECTION_STRING = connectionString.replace(`:${target}/`, `:${proxy.port}/`);
-  try {
-    return { store: new CountingStore(await makeStore('azure')), proxy };
-  } finally {
-    process.env.AZURE_CONNECTION_STRING = previous;
-  }
-}
-
 async function roundTrip(store: LeaseStore, election: string): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < READS; i++) {
@@ -61,22 +35,6 @@ async function roundTrip(store: LeaseStore, election: string): Promise<number[]>
     samples.push(performance.now() - start);
   }
   return samples.slice(5); // the first calls open connections
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 100));
-}
-
-function httpOps(proxy: FaultProxy | undefined, from: number, until: number) {
-  if (!proxy) return undefined;
-  const ops: Record<string, number> = {};
-  for (const call of proxy.log) {
-    if (call.at < from || call.at >= until) continue;
-    const op = call.op === 'read' || call.op === 'container' ? `${call.op}:${call.method}` : call.op;
-    ops[op] = (ops[op] ?? 0) + 1;
-  }
-  return ops;
 }
 
 async function measure(kind: string, elections: number) {
@@ -108,11 +66,8 @@ async function measure(kind: string, elections: number) {
     const elapsed = until - from;
     const stillLeader = leader.electors.every((e) => e.isLeader());
     const roles = instances.map((instance, index) => {
-      const counts = instance.store.counts;
-      const delta = Object.fromEntries(
-        Object.entries(counts).map(([key, value]) => [key, value - (before[index] as Record<string, number>)[key]]),
-      );
-      return { calls: delta, http: httpOps(instance.proxy, from, until) };
+      const calls = delta(instance.store.counts, before[index] as object);
+      return { calls, http: httpOps(instance.proxy, from, until) };
     });
     const rtt = await roundTrip(leader.store.inner, election);
     return { elections, elapsedMs: elapsed, stillLeader, leader: roles[0], follower: roles[1], rttMs: rtt };

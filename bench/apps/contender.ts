@@ -9,13 +9,12 @@
 //
 //   STORE=redis ELECTION=e ELECTORS=5 PROCESS=3 LEASE_MS=2000 … node --import ./test/support/swc-register.mjs bench/apps/contender.ts
 import { Elector } from '../../lib/election/elector.js';
-import { CountingStore, emit, makeStore, numberEnv } from './stores.js';
+import { CountingStore, emit, makeStore, numberEnv, timingsFromEnv } from './stores.js';
 
 const kind = process.env.STORE ?? '';
 const election = process.env.ELECTION ?? 'contention';
 const count = numberEnv('ELECTORS', 5);
 const processId = process.env.PROCESS ?? String(process.pid);
-const timing = (name: string): number | undefined => (process.env[name] === undefined ? undefined : numberEnv(name, 0));
 
 const store = new CountingStore(await makeStore(kind));
 // Open the connections before the race, so "time to the first leader" is not a connect time.
@@ -27,10 +26,7 @@ const electors = Array.from({ length: count }, (_, index) => {
     store,
     election,
     identity,
-    leaseDurationMs: timing('LEASE_MS'),
-    renewDeadlineMs: timing('RENEW_DEADLINE_MS'),
-    renewIntervalMs: timing('RENEW_MS'),
-    retryIntervalMs: timing('RETRY_MS'),
+    ...timingsFromEnv(),
   });
   elector.events$.subscribe((event) => {
     if (event.type === 'elected' || event.type === 'renewed' || event.type === 'revoked') {

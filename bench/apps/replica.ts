@@ -22,7 +22,7 @@ import { Interval, ScheduleModule } from '@nestjs/schedule';
 import { LeaderElectionModule } from '../../lib/leader-election.module.js';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
-import { CountingStore, emit, makeStore, numberEnv } from './stores.js';
+import { CountingStore, emit, makeStore, numberEnv, timingsFromEnv } from './stores.js';
 
 const identity = process.env.IDENTITY ?? `replica-${process.pid}`;
 const election = process.env.ELECTION ?? 'bench';
@@ -31,7 +31,6 @@ const RESUME_WINDOW_MS = 3_000;
 const out = (event: Record<string, unknown>) => emit(identity, event);
 
 const store = new CountingStore(await makeStore(process.env.STORE ?? ''));
-const timing = (name: string): number | undefined => (process.env[name] === undefined ? undefined : numberEnv(name, 0));
 
 let resumedAt = Number.NEGATIVE_INFINITY;
 let actsInTerm = 0;
@@ -66,10 +65,7 @@ class Jobs {
       store,
       election,
       identity,
-      leaseDurationMs: timing('LEASE_MS'),
-      renewDeadlineMs: timing('RENEW_DEADLINE_MS'),
-      renewIntervalMs: timing('RENEW_MS'),
-      retryIntervalMs: timing('RETRY_MS'),
+      ...timingsFromEnv(),
       shutdownTimeoutMs: 5_000,
     }),
   ],

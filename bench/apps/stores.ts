@@ -14,6 +14,7 @@ import type {
   LeaseStore,
   LeaseStoreLimits,
   LeaseWatch,
+  ReleaseOptions,
   RenewOptions,
 } from '../../lib/stores/lease-store.js';
 
@@ -64,25 +65,59 @@ export interface StoreCounts {
   release: number;
   read: number;
   watch: number;
+  /** Only with `{ handover: true }`. */
+  requestHandover?: number;
+  readHandover?: number;
+  clearHandover?: number;
+  listElections?: number;
 }
+
+type HandoverMethods = Required<
+  Pick<LeaseStore, 'requestHandover' | 'readHandover' | 'clearHandover' | 'listElections'>
+>;
 
 /**
  * Delegates every call to `inner` and counts it. `watch` exists only when the inner store has it
  * (the elector checks for it). `firstAcquireAt` is the epoch ms of the first acquire sent: when
  * the elector started contending.
+ *
+ * The handover capability (requests, `listElections`) is passed through only with
+ * `{ handover: true }`: without it the elector sees a store that lacks it (a third-party store, the
+ * previous version's cost), which is what figures 3–9 measure; figures 10–13 turn it on.
  */
 export class CountingStore implements LeaseStore {
   readonly counts: StoreCounts = { acquire: 0, renew: 0, release: 0, read: 0, watch: 0 };
   firstAcquireAt?: number;
   readonly watch?: (election: string, onMayBeFree: () => void) => LeaseWatch;
+  readonly requestHandover?: HandoverMethods['requestHandover'];
+  readonly readHandover?: HandoverMethods['readHandover'];
+  readonly clearHandover?: HandoverMethods['clearHandover'];
+  readonly listElections?: HandoverMethods['listElections'];
 
-  constructor(readonly inner: LeaseStore) {
+  constructor(
+    readonly inner: LeaseStore,
+    { handover = false }: { handover?: boolean } = {},
+  ) {
     const watch = inner.watch?.bind(inner);
     if (watch) {
       this.watch = (election, onMayBeFree) => {
         this.counts.watch += 1;
         return watch(election, onMayBeFree);
       };
+    }
+    const { requestHandover, readHandover, clearHandover, listElections } = inner;
+    if (handover && requestHandover && readHandover && clearHandover && listElections) {
+      const counted = <A extends unknown[], R>(name: keyof HandoverMethods, call: (...args: A) => Promise<R>) => {
+        this.counts[name] = 0;
+        return (...args: A): Promise<R> => {
+          this.counts[name] = (this.counts[name] ?? 0) + 1;
+          return call.apply(inner, args);
+        };
+      };
+      this.requestHandover = counted('requestHandover', requestHandover);
+      this.readHandover = counted('readHandover', readHandover);
+      this.clearHandover = counted('clearHandover', clearHandover);
+      this.listElections = counted('listElections', listElections);
     }
   }
 
@@ -94,9 +129,10 @@ export class CountingStore implements LeaseStore {
     return this.inner.limits;
   }
 
+  /** Every call made (watch subscriptions are not calls). */
   get total(): number {
-    const { acquire, renew, release, read } = this.counts;
-    return acquire + renew + release + read;
+    const { watch, ...calls } = this.counts;
+    return Object.values(calls).reduce((sum: number, count) => sum + (count ?? 0), 0);
   }
 
   acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -110,7 +146,7 @@ export class CountingStore implements LeaseStore {
     return this.inner.renew(lease, options);
   }
 
-  release(lease: Lease, options: CallOptions): Promise<void> {
+  release(lease: Lease, options: ReleaseOptions): Promise<void> {
     this.counts.release += 1;
     return this.inner.release(lease, options);
   }
@@ -137,3 +173,15 @@ export const numberEnv = (name: string, fallback: number): number => {
   if (!Number.isFinite(value)) throw new Error(`${name} must be a number, got ${JSON.stringify(raw)}`);
   return value;
 };
+
+/** The elector timings given as LEASE_MS, RENEW_DEADLINE_MS, RENEW_MS, RETRY_MS (unset: the library's default). */
+export function timingsFromEnv() {
+  const timing = (name: string): number | undefined =>
+    process.env[name] === undefined ? undefined : numberEnv(name, 0);
+  return {
+    leaseDurationMs: timing('LEASE_MS'),
+    renewDeadlineMs: timing('RENEW_DEADLINE_MS'),
+    renewIntervalMs: timing('RENEW_MS'),
+    retryIntervalMs: timing('RETRY_MS'),
+  };
+}

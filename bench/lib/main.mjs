@@ -4,6 +4,9 @@
 //   B  leadership changes between real processes (3, 4), all  jobs.mjs, rows/changes.mjs
 //      stores in parallel, while figure 5 counts store calls  rows/calls.mjs
 //   C  contention (6, and 9 at fleet size), one store at a time rows/contention.mjs
+//   D  several elections per app (10–12): balance, handover,    spread-phase.mjs
+//      no flapping (its fleet watched from the start of C);       rows/spread.mjs
+//      figure 13 counts its calls in phase B
 //   (8, the fleet projection, is computed from figure 5's counts: rows/fleet.mjs)
 // servers.mjs starts what the stores need; report.mjs writes latest.json / latest.md and the table.
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
@@ -15,7 +18,9 @@ import { failoverRows, sideBySideRows } from './rows/changes.mjs';
 import { contentionRows } from './rows/contention.mjs';
 import { FLEET_CONTENTION, fleetRows } from './rows/fleet.mjs';
 import { decoratorRows, guardRows } from './rows/overhead.mjs';
+import { handoverCallRows } from './rows/spread.mjs';
 import { ALL_STORES, prepareNleSchemas, startServers } from './servers.mjs';
+import { spreadPhase, startFlapWatch } from './spread-phase.mjs';
 
 /** @typedef {import('./rows/common.mjs').Row} Row */
 
@@ -72,6 +77,11 @@ export async function main({ root, startedAt, quick }) {
       STORES: STORES.join(','),
       WINDOW_MS: String(quick ? 20_000 : 120_000),
     });
+    const handoverCalls = new Child('handover-calls', 'bench/apps/handover-calls.ts', {
+      STORES: STORES.join(','),
+      WINDOW_MS: String(quick ? 20_000 : 120_000),
+      HANDOVERS: String(quick ? 3 : 5),
+    });
     const plan = changeJobs({ stores: STORES, available, trials: N, pauseTrials: PAUSE_N, nleSchemas, log });
     const results = await runJobs(plan, CONCURRENCY, log);
     log('waiting for the calls window…');
@@ -81,11 +91,22 @@ export async function main({ root, startedAt, quick }) {
       return [];
     });
     await calls.kill();
+    let handoverCallsResult;
+    await attempt('figure 13', async () => {
+      handoverCallsResult = await handoverCalls.waitFor((e) => e.type === 'result', 300_000, 'handover calls result');
+      return [];
+    });
+    await handoverCalls.kill();
     const rtt = roundTrips(STORES, callsResult);
     rows.push(...failoverRows(STORES, results, rtt));
     rows.push(...sideBySideRows(plan.side, results, rtt));
     rows.push(...callRows(STORES, callsResult, errors));
     rows.push(...fleetRows(STORES, callsResult, errors));
+    rows.push(...handoverCallRows(STORES, handoverCallsResult, errors));
+
+    // Figure 12's fleet is watched through phases C and D (see spread-phase.mjs); C starts once it is up.
+    const flap = startFlapWatch({ stores: STORES, quick, log });
+    await flap?.up;
 
     // ---- phase C: contention, one store at a time --------------------------------------------
     for (const store of STORES) {
@@ -97,6 +118,11 @@ export async function main({ root, startedAt, quick }) {
       const context = { quick, rtt, log };
       await attempt(`figure 9 ${store}`, () => contentionRows(store, fig3Timings(store), context, FLEET_CONTENTION));
     }
+
+    // ---- phase D: several elections per app ----------------------------------------------------
+    const phaseD = Date.now();
+    await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap }));
+    log(`figures 10–12 took ${((Date.now() - phaseD) / 1000).toFixed(0)} s`);
   } finally {
     await stopServers();
   }
@@ -110,5 +136,6 @@ export async function main({ root, startedAt, quick }) {
     errors,
     timings: { tickMs: TICK_MS, fast: FAST, defaults: DEFAULTS },
   });
-  return 0;
+  // The one figure with a pass/fail: a balanced cluster must not move leadership.
+  return errors.some((e) => e.startsWith('figure 12 FAILED')) ? 1 : 0;
 }

@@ -22,6 +22,10 @@ const FIGURE_TITLES = {
   6: 'Contention: 50 electors on one lease',
   8: 'Fleet scale: store calls per hour and Azure cost per month, measured per instance and projected',
   9: 'Contention at fleet size: 200 electors in 20 processes on one lease',
+  10: 'Several elections: time to balance from a cold start (spread), N replica processes × E elections',
+  11: 'Handover on request: requested from a third replica → the named replica elected',
+  12: 'No flapping: leadership changes in a balanced cluster (must be 0)',
+  13: 'What the handover capability costs: store calls per instance-hour vs the capability hidden, and per handover',
 };
 
 export function machineInfo() {
@@ -99,7 +103,7 @@ function markdown(rows, output) {
       'Medians of n trials; every figure with p95 and max is in `bench/results/latest.json`.',
     '',
   ];
-  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9])) {
+  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13])) {
     const group = rows.filter((r) => r.figure === figure);
     if (!group.length) continue;
     lines.push(`**${figure}. ${FIGURE_TITLES[figure]}**`, '');
@@ -131,7 +135,7 @@ function markdown(rows, output) {
  * @param {string} root
  * @param {string} file
  */
-function formatJson(root, file) {
+export function formatJson(root, file) {
   const biome = join(root, 'node_modules/@biomejs/biome/bin/biome');
   if (!existsSync(biome)) return;
   spawnSync(process.execPath, [biome, 'format', '--write', file], { cwd: root, stdio: 'ignore' });
