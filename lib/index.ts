@@ -18,6 +18,8 @@ export {
 export { DEFAULT_TIMINGS, type ElectorTimings } from './election/elector-options.js';
 export type {
   LeaderElectionModuleOptions,
+  LeaderElectionNames,
+  LeaderElectionSharedOptions,
   LeaderOnlyGuardOptions,
 } from './interfaces/leader-election-options.interface.js';
 export { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';

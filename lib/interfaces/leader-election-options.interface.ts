@@ -16,16 +16,28 @@ export interface LeaderOnlyGuardOptions {
  * {@link ElectorOptions}), minus what the module supplies itself, plus the module's options. Derived
  * rather than copied, so an elector option is a module option the day it exists.
  */
-export interface LeaderElectionModuleOptions
+export type LeaderElectionModuleOptions = LeaderElectionSharedOptions & LeaderElectionNames;
+
+/** Exactly one of `election` and `elections` (checked at startup too, for JavaScript callers). */
+export type LeaderElectionNames =
+  | {
+      /** The lease name of the app's one election (blob name, row key or etcd key suffix). */
+      election: string;
+      elections?: never;
+    }
+  | {
+      /**
+       * Several elections in one app: each its own lease, with the same store and timings. The
+       * first is the default election (what `@LeaderOnly()` without a name and the service's own
+       * members act on). Add more at run time with `LeaderElectionService.addElection`.
+       */
+      elections: string[];
+      election?: never;
+    };
+
+/** Every module option but the election names. */
+export interface LeaderElectionSharedOptions
   extends Omit<ElectorOptions, 'clock' | 'logger' | 'election' | 'handover'> {
-  /** The lease name of the app's one election (blob name, row key or etcd key suffix). Give this or `elections`. */
-  election?: string;
-  /**
-   * Several elections in one app (give this or `election`): each its own lease, with the same
-   * store and timings. The first is the default election (what `@LeaderOnly()` without a name and
-   * the service's own members act on). Add more at run time with `LeaderElectionService.addElection`.
-   */
-  elections?: string[];
   /**
    * Spread the elections over the replicas: a replica that leads at least 2 fewer than another asks
    * it for one (a handover request), so no replica leads more than ⌈E/N⌉ of E elections among N
@@ -61,7 +73,9 @@ export interface LeaderElectionModuleOptions
 }
 
 /** The options once validated and defaulted. */
-export interface ResolvedLeaderElectionOptions extends LeaderElectionModuleOptions {
+export interface ResolvedLeaderElectionOptions extends LeaderElectionSharedOptions {
+  election?: string;
+  elections?: string[];
   /** `elections`, or `[election]`: the default first. */
   electionNames: string[];
   spread: boolean;

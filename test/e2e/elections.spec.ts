@@ -3,6 +3,7 @@
 // Azurite). Timings: lease 3000, renew 500, retry 400 ms.
 import { Controller, Get, type INestApplication, Injectable } from '@nestjs/common';
 import request from 'supertest';
+import type { LeaderElectionModuleOptions } from '../../lib/interfaces/leader-election-options.interface.js';
 import { LeaderElectionModule } from '../../lib/leader-election.module.js';
 import type { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
@@ -220,7 +221,13 @@ describe('several elections per app', () => {
     );
     for (const bad of [{ elections: [] }, { elections: ['a', 'a'] }, { election: 'a', elections: ['b'] }, {}]) {
       await expect(
-        createApp({ electionModule: LeaderElectionModule.forRoot({ store: new InMemoryLeaseStore(), ...bad }) }),
+        // Types refuse these; JavaScript callers get the startup error.
+        createApp({
+          electionModule: LeaderElectionModule.forRoot({
+            store: new InMemoryLeaseStore(),
+            ...bad,
+          } as unknown as LeaderElectionModuleOptions),
+        }),
       ).rejects.toThrow(/LeaderElectionModule options: .*election/);
     }
   });
