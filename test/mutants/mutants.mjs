@@ -17,6 +17,8 @@
 
 const UNIT = ['test/unit'];
 const PG = ['test/conformance/postgres.spec.ts'];
+/** A template literal's `${…}` of the SQL file, spelled so this file holds no template placeholder. */
+const RENEW_TAIL = ['$', '{IN_MS}$', '{set}'].join('');
 
 /** @type {Mutant[]} */
 export const mutants = [
@@ -111,16 +113,16 @@ export const mutants = [
     id: 'pg-term-not-bumped',
     rule: 'terms strictly increase across acquisitions (PostgreSQL)',
     file: 'lib/stores/postgres/postgres-sql.ts',
-    from: 'term = l.term + 1',
-    to: 'term = l.term',
+    from: 'term = l.term + 1, expires_at = excluded.expires_at,',
+    to: 'term = l.term, expires_at = excluded.expires_at,',
     tests: PG,
   },
   {
     id: 'pg-renew-without-lease-id',
     rule: 'renew is conditional on our own lease id',
     file: 'lib/stores/postgres/postgres-sql.ts',
-    from: "interval '1 millisecond'\n        WHERE election = $1 AND lease_id = $2 AND term = $3",
-    to: "interval '1 millisecond'\n        WHERE election = $1 AND $2::uuid IS NOT NULL AND $3::bigint IS NOT NULL",
+    from: `${RENEW_TAIL}\n        WHERE election = $1 AND lease_id = $2 AND term = $3`,
+    to: `${RENEW_TAIL}\n        WHERE election = $1 AND $2::uuid IS NOT NULL AND $3::bigint IS NOT NULL`,
     tests: PG,
   },
   {
@@ -135,17 +137,17 @@ export const mutants = [
     id: 'pg-renew-does-not-extend',
     rule: 'a renew extends the lease at the store',
     file: 'lib/stores/postgres/postgres-sql.ts',
-    from: "SET expires_at = clock_timestamp() + $4::double precision * interval '1 millisecond'\n        WHERE",
-    to: "SET expires_at = expires_at + 0 * $4::double precision * interval '1 millisecond'\n        WHERE",
+    from: `SET expires_at = clock_timestamp() + ${RENEW_TAIL}`,
+    to: `SET expires_at = expires_at + 0 * ${RENEW_TAIL}`,
     tests: PG,
   },
   {
     id: 'pg-expiry-by-client-clock',
     rule: "expiry is judged by the store's clock, never the client's",
     file: 'lib/stores/postgres/postgres-sql.ts',
-    from: 'WHERE l.expires_at <= clock_timestamp()',
+    from: 'WHERE l.expires_at <= clock_timestamp()\n            AND (l.reserved_for',
     // Planted into a template literal: the process clock, read when the statement is built.
-    to: ['WHERE l.expires_at <= to_timestamp($', '{Date.now()} / 1000.0)'].join(''),
+    to: ['WHERE l.expires_at <= to_timestamp($', '{Date.now()} / 1000.0)\n            AND (l.reserved_for'].join(''),
     tests: PG,
   },
   {
@@ -160,9 +162,9 @@ export const mutants = [
   {
     id: 'release-before-drain',
     rule: 'shutdown drains in-flight leader work before it releases',
-    file: 'lib/leader-election.service.ts',
-    from: 'stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);',
-    to: 'stillRunning = this.inFlight.size;',
+    file: 'lib/election.handle.ts',
+    from: 'const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);',
+    to: 'const stillRunning = this.inFlight.size;',
     tests: ['test/e2e/jobs.spec.ts'],
     quick: true,
   },
@@ -187,7 +189,7 @@ export const mutants = [
     id: 'guard-lets-followers-through',
     rule: 'followers answer leader-only routes with 503',
     file: 'lib/leader-only.guard.ts',
-    from: 'if (this.election.isLeader()) return true;',
+    from: 'if (handle.isLeader()) return true;',
     to: 'return true;',
     tests: ['test/e2e/routes.spec.ts'],
     quick: true,
