@@ -227,6 +227,15 @@ export class ElectionHandle {
     );
   }
 
+  /**
+   * @internal {@link runLeading} of `method` on `self` with `args`: without stuck-work detection or
+   * metrics, nothing is allocated for the call (the leader's hot path).
+   */
+  runLeadingCall(handler: string, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown {
+    if (!this.stuckWork && !this.metrics) return this.inFlight.trackCall(method, self, args);
+    return this.runLeading(handler, () => Reflect.apply(method, self, args));
+  }
+
   /** @internal Names a `@LeaderOnly` handler at startup, so its counters show 0 before it runs. */
   declareLeaderOnly(handler: string): void {
     this.leaderOnlyHandlers.add(handler);

@@ -15,10 +15,15 @@ export class InFlightTracker {
    * synchronous result or throw ends the count at once). The result is returned unchanged.
    */
   track<T>(fn: () => T): T {
+    return this.trackCall(fn, undefined, NO_ARGS) as T;
+  }
+
+  /** {@link track} of `fn.apply(self, args)`, without a closure to build per call. */
+  trackCall(fn: (...args: never[]) => unknown, self: unknown, args: readonly unknown[]): unknown {
     this.running += 1;
-    let result: T;
+    let result: unknown;
     try {
-      result = fn();
+      result = Reflect.apply(fn, self, args);
     } catch (error) {
       this.done();
       throw error;
@@ -61,6 +66,8 @@ export class InFlightTracker {
     for (const waiter of waiters) waiter();
   }
 }
+
+const NO_ARGS: readonly unknown[] = Object.freeze([]);
 
 export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (

@@ -85,12 +85,10 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       invoke: (site, method, self, args) => {
         const handle = election.election(site.election);
         if (!handle.isLeader()) return this.skip(handle, site, guard);
-        const call = () => Reflect.apply(method, self, args);
         const { tick } = site;
-        return handle.runLeading(
-          site.label,
-          tick ? async () => this.ledger(handle).runTick(this.tickJob(tick), call) : call,
-        );
+        if (!tick) return handle.runLeadingCall(site.label, method, self, args);
+        const call = () => Reflect.apply(method, self, args);
+        return handle.runLeading(site.label, async () => this.ledger(handle).runTick(this.tickJob(tick), call));
       },
     };
   }
