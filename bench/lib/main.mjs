@@ -17,6 +17,7 @@ import { callRows, roundTrips } from './rows/calls.mjs';
 import { failoverRows, sideBySideRows } from './rows/changes.mjs';
 import { contentionRows } from './rows/contention.mjs';
 import { FLEET_CONTENTION, fleetRows } from './rows/fleet.mjs';
+import { importCostRows } from './rows/import-cost.mjs';
 import { decoratorRows, guardRows } from './rows/overhead.mjs';
 import { handoverCallRows } from './rows/spread.mjs';
 import { ALL_STORES, prepareNleSchemas, startServers } from './servers.mjs';
@@ -69,6 +70,8 @@ export async function main({ root, startedAt, quick }) {
     await attempt('figure 1', decoratorRows);
     log('figure 2: guard overhead (autocannon)…');
     await attempt('figure 2', () => guardRows(quick, errors));
+    log('figure 14: cold import cost (fresh processes)…');
+    await attempt('figure 14', () => importCostRows(root, quick));
 
     // ---- phase B: leadership changes between real processes, all stores in parallel ----------
     log(`figures 3–5: ${N} trials per figure, up to ${CONCURRENCY} trial chains at once…`);
