@@ -70,6 +70,8 @@ export class ElectionLoop {
   private expiryHint?: { inMs: number; at: number };
   /** What the holder published with its lease, as last observed (ours while we lead). */
   observedMeta?: LeaseMeta;
+  /** The holder's term as last observed (ours while we lead). */
+  observedTerm?: number;
   /** How many elections this replica leads (spread sets it; published in our lease meta). */
   private leaderships?: number;
   /** Until when (monotonic) spread requests are declined: we won through a directed handover. */
@@ -401,6 +403,7 @@ export class ElectionLoop {
     try {
       const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
       this.observedMeta = info.meta;
+      this.observedTerm = info.held ? info.term : undefined;
       this.setObservedLeader(info.held ? info.holder : undefined);
     } catch {
       // Only an observation: the acquire after the sit-out reports store trouble.
@@ -431,6 +434,7 @@ export class ElectionLoop {
         const inMs = result.expiresInMs;
         if (typeof inMs === 'number' && Number.isFinite(inMs)) this.expiryHint = { inMs, at: clock.now() };
         this.observedMeta = result.meta;
+        this.observedTerm = result.holder === undefined ? undefined : result.term;
         this.setObservedLeader(result.holder);
         return;
       }
@@ -500,6 +504,7 @@ export class ElectionLoop {
     this.d.logger.log(messages.elected(election, identity, lease.term));
     this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
     this.observedMeta = this.meta();
+    this.observedTerm = lease.term;
     this.setObservedLeader(identity);
   }
 
@@ -514,6 +519,7 @@ export class ElectionLoop {
     this.d.events.next({ type: 'revoked', term: lease.term, reason });
     if (this.observedLeader === this.d.identity) {
       this.observedMeta = undefined;
+      this.observedTerm = undefined;
       this.setObservedLeader(undefined);
     }
     this.pinnedUntil = 0;

@@ -224,6 +224,11 @@ export class Elector {
       consecutiveFailures: this.failures.consecutiveFailures,
       lastError: this.failures.currentError,
       leaderAdvertise: this.leaderMeta?.advertise ?? null,
+      leaderTerm: isLeader
+        ? (this.term ?? null)
+        : this.leaderId === undefined
+          ? null
+          : (this.loop.observedTerm ?? null),
     };
   }
 

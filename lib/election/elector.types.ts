@@ -86,6 +86,8 @@ export interface ElectorStatus {
   lastError: { kind: string; message: string } | null;
   /** The leader's `advertise` value (ours while we lead), as stored with its lease; null when unknown. */
   leaderAdvertise: string | null;
+  /** The leader's term as last observed (ours while we lead); null when no leader is known. */
+  leaderTerm: number | null;
 }
 
 export interface ElectorHealth {

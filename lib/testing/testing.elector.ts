@@ -143,6 +143,7 @@ export class TestingElector implements LeaderElector {
       consecutiveFailures: 0,
       lastError: null,
       leaderAdvertise: null,
+      leaderTerm: this.term ?? null,
     };
   }
 

@@ -11,7 +11,7 @@ export interface ElectionView {
   leaderId: string | null;
   /** Where the leader can be reached (its `advertise` option, published with its lease); null when unknown. */
   leaderAdvertise: string | null;
-  /** Our term while we lead (a follower does not learn the leader's term); null otherwise. */
+  /** The leader's term, ours while we lead (a follower's as of its last poll); null while no leader is known. */
   term: number | null;
   /** Wall-clock time (ISO 8601) until which our lease holds without another renewal; leader only. */
   leaseValidUntil: string | null;
@@ -100,7 +100,7 @@ export class LeadershipFeed implements OnModuleDestroy {
       isLeader: status.isLeader,
       leaderId: status.leaderId,
       leaderAdvertise: status.leaderAdvertise,
-      term: status.term,
+      term: status.leaderTerm,
       leaseValidUntil: until === undefined ? null : new Date(until).toISOString(),
       healthy: health.healthy,
       healthReason: health.reason ?? null,

@@ -132,6 +132,7 @@ describe('TestingElector emits what the real Elector emits', () => {
         consecutiveFailures: 0,
         lastError: null,
         leaderAdvertise: null,
+        leaderTerm: null,
       });
       await elector.stop();
       expect(elector.health()).toEqual({ healthy: false, reason: messages.notRunning('stopped') });

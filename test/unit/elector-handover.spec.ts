@@ -176,7 +176,8 @@ describe('Elector handover requests', () => {
     await a.start();
     await b.start();
     expect(a.status().leaderAdvertise).toBe('http://10.0.0.1:3000');
-    expect(b.status()).toMatchObject({ leaderId: 'a', leaderAdvertise: 'http://10.0.0.1:3000' });
+    expect(b.status()).toMatchObject({ leaderId: 'a', leaderAdvertise: 'http://10.0.0.1:3000', leaderTerm: 1 });
+    expect(a.status()).toMatchObject({ leaderTerm: 1 });
     expect(() => fx.elector('c', fx.memory, { advertise: '' })).toThrow(/advertise must be a non-empty string/);
   });
 });
