@@ -22,6 +22,7 @@ import { ElectionMetrics } from './metrics/election.metrics.js';
 import type { StoreCallSink } from './metrics/instrumented.store.js';
 import type { Meter } from './metrics/otel-api.js';
 import { onSettled } from './metrics/settled.js';
+import { errorMessage } from './shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from './stores/lease-store.js';
 import { type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
@@ -377,8 +378,4 @@ export class ElectionHandle {
     logger.warn(messages.resigningStuck(this.election, work.handler));
     this.elector.resign().catch((error: unknown) => logger.error(errorMessage(error)));
   }
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

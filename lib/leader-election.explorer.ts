@@ -29,6 +29,7 @@ import {
 } from './leader-only.decorator.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
 import type { LeadershipHookDeclaration, LeadershipHookKind } from './leadership-hooks.decorator.js';
+import { errorMessage } from './shared/errors.js';
 import { type TickJob, TickLedger, tickJobName } from './tick.ledger.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
@@ -245,7 +246,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       if (handle !== elected) continue;
       const started = handle.runHandler(job.label, () => this.ledger(handle).catchUp(job, run));
       Promise.resolve(started).catch((error: unknown) =>
-        this.logger.error(messages.tickCatchUpFailed(job.job, error instanceof Error ? error.message : String(error))),
+        this.logger.error(messages.tickCatchUpFailed(job.job, errorMessage(error))),
       );
     }
   }

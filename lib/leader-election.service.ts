@@ -10,7 +10,7 @@ import {
 import type { Observable } from 'rxjs';
 import { Elector, type ElectorHealth, type LeadershipEvent } from './election/elector.js';
 import type { ElectorTimings } from './election/elector-options.js';
-import { ElectionHandle, errorMessage, type LeaderElectionStatus, type LeadershipTerm } from './election.handle.js';
+import { ElectionHandle, type LeaderElectionStatus, type LeadershipTerm } from './election.handle.js';
 import type {
   LeaderElectionModuleOptions,
   ResolvedLeaderElectionOptions,
@@ -22,6 +22,7 @@ import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 import { instrumentLeaseStore } from './metrics/instrumented.store.js';
 import { type Meter, resolveMeter } from './metrics/otel-api.js';
+import { errorMessage } from './shared/errors.js';
 import { SpreadBalancer } from './spread.balancer.js';
 import type { LeaderStateEntry } from './stores/lease-store.js';
 

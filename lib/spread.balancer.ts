@@ -2,6 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import type { ElectionHandle } from './election.handle.js';
 import { messages } from './leader-election.messages.js';
+import { errorMessage } from './shared/errors.js';
 
 const JITTER = 0.15;
 
@@ -33,7 +34,7 @@ export class SpreadBalancer {
     const first = this.handles.values().next().value as ElectionHandle | undefined;
     if (first && !first.elector.supportsHandover) {
       // Spread moves elections by handover requests: without them it can only publish counts.
-      this.logger.warn(messages.spreadUnsupported(first.elector.status().election));
+      this.logger.warn(messages.spreadUnsupported(first.election));
       return;
     }
     this.running = true;
@@ -120,7 +121,7 @@ export class SpreadBalancer {
         requesterLeaderships: mine,
       });
     } catch (error) {
-      this.logger.debug(messages.spreadRequestFailed(election, error instanceof Error ? error.message : String(error)));
+      this.logger.debug(messages.spreadRequestFailed(election, errorMessage(error)));
     }
   }
 }

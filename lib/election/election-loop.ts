@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
-import { NoLeaderError } from '../shared/errors.js';
+import { errorMessage, NoLeaderError } from '../shared/errors.js';
 import { supportsHandover } from '../stores/handover-support.js';
 import {
   FatalLeaseStoreError,
@@ -149,9 +149,24 @@ export class ElectionLoop {
     const { store, election, identity } = this.d;
     if (!supportsHandover(store)) throw new FatalLeaseStoreError(messages.handover.unsupported(store.name));
     const { to, reason = 'operator', requestedBy = identity, requesterLeaderships } = options;
-    checkRequestOption('to', to, to === undefined || (typeof to === 'string' && to !== '' && to.length <= 256));
-    checkRequestOption('reason', reason, typeof reason === 'string' && reason !== '' && reason.length <= 200);
-    checkRequestOption('requestedBy', requestedBy, typeof requestedBy === 'string' && requestedBy.length <= 300);
+    checkRequestOption(
+      'to',
+      to,
+      to === undefined || (typeof to === 'string' && to !== '' && to.length <= 256),
+      'a non-empty identity of at most 256 characters',
+    );
+    checkRequestOption(
+      'reason',
+      reason,
+      typeof reason === 'string' && reason !== '' && reason.length <= 200,
+      'a non-empty string of at most 200 characters',
+    );
+    checkRequestOption(
+      'requestedBy',
+      requestedBy,
+      typeof requestedBy === 'string' && requestedBy.length <= 300,
+      'a string of at most 300 characters',
+    );
     const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
     if (!info.held || info.holder === undefined) throw new NoLeaderError(election, messages.handoverNoLeader(election));
     if (to !== undefined && to === info.holder) {
@@ -233,7 +248,7 @@ export class ElectionLoop {
     try {
       await handover?.beforeStepDown?.(request);
     } catch (error) {
-      logger.warn(messages.handoverAbandoned(election, request.id, errorText(error)));
+      logger.warn(messages.handoverAbandoned(election, request.id, errorMessage(error)));
     }
     if (this.term !== term || this.state !== 'leader' || this.stopController.signal.aborted) {
       logger.warn(messages.handoverAbandoned(election, request.id, messages.reasonHandoverTermEnded));
@@ -243,7 +258,7 @@ export class ElectionLoop {
       try {
         await handover?.beforeRelease?.(request);
       } catch (error) {
-        logger.warn(messages.handoverAbandoned(election, request.id, errorText(error)));
+        logger.warn(messages.handoverAbandoned(election, request.id, errorMessage(error)));
       }
     });
     // Left in the store: stale from the next term on, and the new leader learns from it that a
@@ -402,9 +417,7 @@ export class ElectionLoop {
     const { store, election } = this.d;
     try {
       const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
-      this.observedMeta = info.meta;
-      this.observedTerm = info.held ? info.term : undefined;
-      this.setObservedLeader(info.held ? info.holder : undefined);
+      this.setObservedLeader(info.held ? info.holder : undefined, info.term, info.meta);
     } catch {
       // Only an observation: the acquire after the sit-out reports store trouble.
     }
@@ -433,9 +446,7 @@ export class ElectionLoop {
       if (!result.acquired) {
         const inMs = result.expiresInMs;
         if (typeof inMs === 'number' && Number.isFinite(inMs)) this.expiryHint = { inMs, at: clock.now() };
-        this.observedMeta = result.meta;
-        this.observedTerm = result.holder === undefined ? undefined : result.term;
-        this.setObservedLeader(result.holder);
+        this.setObservedLeader(result.holder, result.term, result.meta);
         return;
       }
       this.storedMeta = meta && JSON.stringify(meta);
@@ -503,9 +514,7 @@ export class ElectionLoop {
     term.start(() => this.checkDeadline());
     this.d.logger.log(messages.elected(election, identity, lease.term));
     this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
-    this.observedMeta = this.meta();
-    this.observedTerm = lease.term;
-    this.setObservedLeader(identity);
+    this.setObservedLeader(identity, lease.term, this.meta());
   }
 
   private stepDown(reason: string, release: boolean): void {
@@ -517,18 +526,17 @@ export class ElectionLoop {
     term.end(reason);
     this.d.logger.log(messages.revoked(this.d.election, this.d.identity, lease.term, reason));
     this.d.events.next({ type: 'revoked', term: lease.term, reason });
-    if (this.observedLeader === this.d.identity) {
-      this.observedMeta = undefined;
-      this.observedTerm = undefined;
-      this.setObservedLeader(undefined);
-    }
+    if (this.observedLeader === this.d.identity) this.setObservedLeader(undefined);
     this.pinnedUntil = 0;
     // A stale lease in the store would only delay the next leader: hand it back, best effort.
     if (release) void this.calls.release(lease);
     this.scheduleNext();
   }
 
-  private setObservedLeader(leaderId: string | undefined): void {
+  /** The holder as the store last told, with its term and meta (none while no holder is known). */
+  private setObservedLeader(leaderId: string | undefined, term?: number, meta?: LeaseMeta): void {
+    this.observedTerm = leaderId === undefined ? undefined : term;
+    this.observedMeta = leaderId === undefined ? undefined : meta;
     if (this.observedLeader === leaderId) return;
     this.observedLeader = leaderId;
     this.d.logger.debug?.(messages.leaderChanged(this.d.election, leaderId));
@@ -565,16 +573,6 @@ export class ElectionLoop {
   }
 }
 
-function checkRequestOption(option: string, value: unknown, ok: boolean): void {
-  if (!ok) throw new TypeError(messages.handoverBadOption(option, REQUEST_OPTION_RULES[option] ?? 'valid', value));
-}
-
-const REQUEST_OPTION_RULES: Record<string, string> = {
-  to: 'a non-empty identity of at most 256 characters',
-  reason: 'a non-empty string of at most 200 characters',
-  requestedBy: 'a string of at most 300 characters',
-};
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+function checkRequestOption(option: string, value: unknown, ok: boolean, allowed: string): void {
+  if (!ok) throw new TypeError(messages.handoverBadOption(option, allowed, value));
 }

@@ -43,6 +43,10 @@ export class NoLeaderError extends Error {
 /** Classify anything a store threw; unknown errors count as transient (retry, never assume). */
 export function toLeaseStoreError(error: unknown): LeaseStoreError {
   if (error instanceof LeaseStoreError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new TransientLeaseStoreError(message, { cause: error });
+  return new TransientLeaseStoreError(errorMessage(error), { cause: error });
+}
+
+/** The message of anything thrown, for a log line. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
