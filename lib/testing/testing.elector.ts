@@ -217,8 +217,8 @@ export class TestingElector implements LeaderElector {
 
 /** @internal The testing electors of one app, by election: made by the service, moved by TestingLeadership. */
 export class TestingElectors {
+  /** By election, in the order the service made them: the first is the default election's. */
   private readonly electors = new Map<string, TestingElector>();
-  private first?: TestingElector;
 
   constructor(
     private readonly identity: string,
@@ -228,13 +228,12 @@ export class TestingElectors {
   create(election: string): TestingElector {
     const elector = new TestingElector(election, this.identity, this.leaderAtStart);
     this.electors.set(election, elector);
-    this.first ??= elector;
     return elector;
   }
 
   /** The elector of `election` (default: the default election); an unknown name throws, naming the ones there are. */
   get(election: string | undefined, method: string): TestingElector {
-    const elector = election === undefined ? this.first : this.electors.get(election);
+    const elector = election === undefined ? this.electors.values().next().value : this.electors.get(election);
     if (!elector) {
       throw new Error(
         messages.unknownElection(`TestingLeadership.${method}()`, String(election), [...this.electors.keys()]),
