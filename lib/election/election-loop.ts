@@ -26,7 +26,7 @@ import type {
 } from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
-import { StoreCalls } from './store-calls.js';
+import { ElectorCalls } from './store-calls.js';
 import { type SentAt, sentNow, Term } from './term.js';
 
 const JITTER = 0.15;
@@ -57,7 +57,7 @@ export class ElectionLoop {
   lastRenewAt?: number;
 
   private readonly stopController = new AbortController();
-  private readonly calls: StoreCalls;
+  private readonly calls: ElectorCalls;
   private lastRenewSentAt?: number;
   private contendNotBefore = 0;
   /** Bumped by `resign()`: an acquire sent before it must not make us leader. */
@@ -83,7 +83,7 @@ export class ElectionLoop {
   private readonly judged = new Set<string>();
 
   constructor(private readonly d: LoopDeps) {
-    this.calls = new StoreCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
+    this.calls = new ElectorCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
   }
 
   /** A follower's call must end early enough that a win still leaves time to renew. */
