@@ -3,7 +3,6 @@ import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import { errorMessage, NoLeaderError } from '../shared/errors.js';
-import { supportsHandover } from '../stores/handover-support.js';
 import {
   FatalLeaseStoreError,
   type HandoverRequest,
@@ -13,9 +12,11 @@ import {
   type LeaseStore,
   type LeaseStoreError,
   type LeaseWatch,
+  stateUnsupportedError,
+  supportsHandover,
+  supportsState,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
-import { stateUnsupportedError, supportsState } from '../stores/state-support.js';
 import type {
   ElectorLogger,
   ElectorState,
@@ -83,7 +84,14 @@ export class ElectionLoop {
   private readonly judged = new Set<string>();
 
   constructor(private readonly d: LoopDeps) {
-    this.calls = new ElectorCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
+    this.calls = new ElectorCalls(
+      d.store,
+      d.election,
+      d.clock,
+      d.logger,
+      this.stopController.signal,
+      this.callTimeoutMs,
+    );
   }
 
   /** A follower's call must end early enough that a win still leaves time to renew. */
