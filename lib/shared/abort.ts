@@ -3,7 +3,7 @@ import { sharedMessages } from './messages.js';
 
 /** Abort handling shared by the elector and the stores: every call honours its signal. */
 
-export function abortedError(signal: AbortSignal): TransientLeaseStoreError {
+function abortedError(signal: AbortSignal): TransientLeaseStoreError {
   return new TransientLeaseStoreError(sharedMessages.aborted(signal.reason), { cause: signal.reason });
 }
 

@@ -16,7 +16,7 @@ import type { Step } from './store-support.js';
  */
 
 /** The key of the user's own value; the library's records (`tick:<job>`) use other keys. */
-export const DEFAULT_STATE_KEY = 'state';
+const DEFAULT_STATE_KEY = 'state';
 /** The size every built-in store accepts (and the least a store may declare): 64 KiB of JSON. */
 export const DEFAULT_MAX_STATE_BYTES = 65_536;
 /** Safe as a Redis hash field, an etcd key segment, a JSON object key and a SQL JSON path member. */
