@@ -146,7 +146,7 @@ export interface LeaderOnlySite {
   isRoute(): boolean;
 }
 
-/** What an application's explorer attaches to each instance that has `@LeaderOnly` methods. */
+/** @internal What an application's explorer attaches to each instance that has `@LeaderOnly` methods. */
 export interface LeaderOnlyBinding {
   /** Runs `method` on `self` with `args` if this app leads; otherwise skips (or refuses a route). */
   invoke(site: LeaderOnlySite, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown;
@@ -176,7 +176,7 @@ function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOpt
   return { election, once, missed: missed ?? 'skip' };
 }
 
-/** The binding of `instance`, or what it is already bound to. */
+/** @internal The binding of `instance`, or what it is already bound to. */
 export function bindingOf(instance: unknown): LeaderOnlyBinding | undefined {
   if (instance === null || (typeof instance !== 'object' && typeof instance !== 'function')) return undefined;
   return (instance as { [LEADER_ELECTION_BINDING]?: LeaderOnlyBinding })[LEADER_ELECTION_BINDING];

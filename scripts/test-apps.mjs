@@ -31,6 +31,8 @@ const { values: flags } = parseArgs({
 const KIT_SPEC = 'jobs.service.spec';
 /** Every replica started; SIGKILLed should this runner exit with one still running. */
 const live = new ChildGroup();
+/** The Nest 12 app's own spec: the README's complete Vitest test, printed there verbatim. It uses the kit too. */
+const VITEST_README_SPEC = 'billing.jobs.spec';
 
 /**
  * @typedef {object} App
@@ -90,7 +92,11 @@ const apps = [
     // Its entry points are its own; the application code is the Nest 11 starter's, as ESM.
     srcFrom: 'nest11-starter',
     build: [bin('nest12-esm', 'nest'), 'build'],
-    test: [bin('nest12-esm', 'vitest'), 'run', ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`] : [])],
+    test: [
+      bin('nest12-esm', 'vitest'),
+      'run',
+      ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`, '--exclude', `**/${VITEST_README_SPEC}.ts`] : []),
+    ],
     main: 'dist/main.js',
   },
   {
@@ -284,6 +290,18 @@ async function checkReplicas(app, replicas) {
   );
 }
 
+/** The README's Vitest example is the file the Nest 12 app runs, character for character. */
+function checkReadmeVitestExample() {
+  const spec = readFileSync(join(appsDir, 'nest12-esm/src', `${VITEST_README_SPEC}.ts`), 'utf8');
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const printed = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  if (!printed.includes(spec)) {
+    throw new Error(
+      `README.md does not print test/apps/nest12-esm/src/${VITEST_README_SPEC}.ts verbatim (Vitest section)`,
+    );
+  }
+}
+
 const started = Date.now();
 const tarball = packTarball();
 /** @type {Set<string>} */
@@ -300,6 +318,7 @@ try {
       installed.add(app.dir);
     }
     if (app.srcFrom) copyAsEsm(join(appsDir, app.srcFrom, 'src'), join(cwd, 'src'));
+    if (app.id === 'nest12-esm') checkReadmeVitestExample();
     if (app.build) run(app.build, cwd, app.id);
     if (app.id === 'nest11-starter') run([process.execPath, 'dual-package.mjs'], cwd, app.id);
     if (app.test) run(app.test, cwd, app.id);
