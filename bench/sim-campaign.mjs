@@ -82,6 +82,15 @@ const figures = {
   events: sum('events'),
   elections: sum('elections'),
   maxStepDownLagMs: Math.round(Math.max(...reports.map((r) => r.maxLagMs)) * 100) / 100,
+  // The stated exception: after a resume, a term's signal may outlive its store lease for at most one
+  // deadline slice. How often that happened, and the longest (ms of the node's running time).
+  resumeOverlaps: sum('resumeOverlaps'),
+  maxResumeOverlapMs: Math.round(Math.max(...reports.map((r) => r.maxResumeOverlapMs)) * 100) / 100,
+  // Orphaned leases the orphan check excused: owner frozen, or its release of that lease id failed.
+  orphanExcused: {
+    frozen: reports.reduce((total, r) => total + r.orphanExcused.frozen, 0),
+    releaseFailed: reports.reduce((total, r) => total + r.orphanExcused.releaseFailed, 0),
+  },
   healedToOneLeaderMs: { p50: q(0.5), p99: q(0.99), max: q(1) },
   violations: Object.fromEntries(
     Object.entries(byCheck).map(([check, { count, first }]) => [

@@ -10,6 +10,11 @@ export interface RunResult {
   elections: number;
   /** Worst step-down lag past the send-time deadline seen on a live term signal (ms). */
   maxLagMs: number;
+  /** Terms whose signal outlived their store lease after a resume (within one slice), and the worst. */
+  resumeOverlaps: number;
+  maxResumeOverlapMs: number;
+  /** Orphaned leases the orphan check excused, by reason. */
+  orphanExcused: { frozen: number; releaseFailed: number };
   /** Healing → one leader, per run (ms of true time). */
   recoveryMs?: number;
   simulatedMs: number;
@@ -31,7 +36,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
   const world = new World(rng);
   const server = new SimLeaseServer(world, ELECTION, scenario.net);
   const checker = new Checker(world, server, scenario, checks);
-  const { leaseDurationMs: lease, retryIntervalMs: retry, renewDeadlineMs, renewIntervalMs } = scenario.timings;
+  const { leaseDurationMs: lease, retryIntervalMs: retry, renewDeadlineMs } = scenario.timings;
   const slots: Watched[] = [];
   const restarts: number[] = [];
   let healAt = scenario.faultMs;
@@ -40,6 +45,9 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     violations: checker.violations,
     elections: checker.stats.elections,
     maxLagMs: checker.stats.maxLagMs,
+    resumeOverlaps: checker.stats.resumeOverlaps,
+    maxResumeOverlapMs: checker.stats.maxResumeOverlapMs,
+    orphanExcused: checker.stats.orphanExcused,
     recoveryMs,
     simulatedMs: world.now,
     events: world.processed,
@@ -143,14 +151,14 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
             checker.frozen.push(frozen);
             healAt = Math.max(healAt, world.now + event.ms);
             world.schedule(world.now + event.ms, () => {
-              if (event.kind === 'pause') w.clock.paused = false;
+              if (event.kind === 'pause') w.clock.unpause();
               else {
                 w.clock.resume();
                 w.suspendEndAt = world.now;
               }
               frozen.to = world.now;
-              // A guard call right after waking: a suspend must not have extended leadership.
-              checker.probe(w);
+              // No read here: a guard call on waking would step the node down and hide how long its
+              // term signal stays live after a resume (the checker bounds that at every instant).
             });
             return;
           }
@@ -196,7 +204,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
 
     // Healed: one leader within lease + retry (+ jitter) + slack for round trips and late timers.
     const slack = 4 * scenario.net.latencyMs + 3 * scenario.timer.lateMs + 20;
-    const liveBy = world.now + lease / (1 - 0.011) + retry * 1.15 + renewIntervalMs + slack;
+    const liveBy = world.now + lease / (1 - 0.011) + retry * 1.15 + slack;
     const healedAt = world.now;
     let recoveryMs: number | undefined;
     const leaderNow = () => {
