@@ -47,6 +47,8 @@ export async function campaign(
   checks: Set<CheckName>,
   firstRun = 0,
   onProgress?: (done: number) => void,
+  /** Asked before each run: true ends the campaign early (`runs` then counts the runs done). */
+  timeUp?: () => boolean,
 ): Promise<CampaignReport> {
   const started = Date.now();
   const report: CampaignReport = {
@@ -66,6 +68,10 @@ export async function campaign(
   };
   const recoveries = report.recoveries;
   for (let run = firstRun; run < firstRun + runs; run++) {
+    if (timeUp?.()) {
+      report.runs = run - firstRun;
+      break;
+    }
     const scenario = scenarioOf(seed, run);
     const result: RunResult = await simulate(scenario, checks);
     report.simulatedMs += result.simulatedMs;
