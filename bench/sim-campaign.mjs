@@ -25,9 +25,16 @@ if (process.argv[2] === '--child') {
   const { campaign } = await import(pathToFileURL(join(root, 'test/sim/campaign.ts')).href);
   const { enabledChecks } = await import(pathToFileURL(join(root, 'test/sim/checker.ts')).href);
   const every = Math.max(1, Math.floor(count / 20));
-  const report = await campaign(seed, count, enabledChecks(), first, (/** @type {number} */ done) => {
-    if (done % every === 0) process.stderr.write(`  runs ${first}..${first + done - 1} done\n`);
-  }, () => Date.now() >= endAt);
+  const report = await campaign(
+    seed,
+    count,
+    enabledChecks(),
+    first,
+    (/** @type {number} */ done) => {
+      if (done % every === 0) process.stderr.write(`  runs ${first}..${first + done - 1} done\n`);
+    },
+    () => Date.now() >= endAt,
+  );
   report.firstRun = first;
   process.stdout.write(JSON.stringify(report));
   process.exit(0);
