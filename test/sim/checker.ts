@@ -70,6 +70,8 @@ export interface Watched {
   /** True time stop() was called. */
   stopRequestedAt?: number;
   stopped?: boolean;
+  /** Killed (kill -9): nothing of it runs again. */
+  crashed?: boolean;
   revokes: number[];
 }
 
@@ -89,7 +91,7 @@ export class Checker {
     /** Terms whose signal outlived their store lease after a resume, within the stated slice. */
     resumeOverlaps: 0,
     maxResumeOverlapMs: 0,
-    /** Orphaned leases excused: the owner was frozen, or its release of that lease id failed. */
+    /** Orphaned leases excused: the owner was frozen or killed, or its release of that lease id failed. */
     orphanExcused: { frozen: 0, releaseFailed: 0 },
   };
   private readonly excused = new Set<string>();

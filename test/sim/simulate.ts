@@ -138,7 +138,10 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     server.faultsOn = true;
     for (const event of scenario.events) {
       world.schedule(event.at, () => {
-        const w = event.node >= 0 ? slots[event.node] : (slots.find((s) => s.signal && !s.signal.aborted) ?? slots[0]);
+        const w =
+          event.node >= 0
+            ? slots[event.node]
+            : (slots.find((s) => !s.stopRequested && s.signal && !s.signal.aborted) ?? slots[0]);
         if (w.stopRequested) return;
         switch (event.kind) {
           case 'pause':
@@ -169,6 +172,20 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
             if (event.ms < 0) w.wallBackAt = world.now;
             w.clock.stepWall(event.ms);
             return;
+          case 'crash': {
+            // kill -9: no release, no answer handled, no timer ever again; its lease expires by
+            // itself. The machine (its clocks) lives on for the process started in its place.
+            if (!w.started) return;
+            w.stopRequested = true;
+            w.crashed = true;
+            w.clock.kill();
+            server.forget(w.identity);
+            checker.frozen.push({ node: w.identity, from: world.now });
+            const previous = w.clock;
+            world.schedule(world.now + event.restartAfterMs, () => void spawn(slots.indexOf(w), previous));
+            healAt = Math.max(healAt, world.now + event.restartAfterMs);
+            return;
+          }
           case 'partition':
             server.partitioned.set(w.identity, event.mode);
             healAt = Math.max(healAt, world.now + event.ms);
@@ -249,7 +266,8 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     const stops = slots.filter((w) => !w.stopRequested).map(stop);
     await world.runUntil(world.now + 2 * renewDeadlineMs, check);
     for (const w of slots)
-      if (!w.stopped) checker.fail('stop', `${w.identity} stop() still pending after ${2 * renewDeadlineMs} ms`);
+      if (!w.stopped && !w.crashed)
+        checker.fail('stop', `${w.identity} stop() still pending after ${2 * renewDeadlineMs} ms`);
     await Promise.race([Promise.all(stops), Promise.resolve()]);
     await world.runUntil(world.now + lease, check);
     for (const w of checker.watched) {
