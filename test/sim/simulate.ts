@@ -219,7 +219,9 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     if (lastSlow) healAt = Math.max(healAt, lastSlow.at + 2 * scenario.net.slowMs);
     await world.runUntil(healAt, check);
 
-    // Healed: one leader within lease + retry (+ jitter) + slack for round trips and late timers.
+    // Healed: one leader within lease (+1.1 % drift) + retry (+15 % jitter) + slack for round trips and
+    // late timers. No renew interval: either someone leads and keeps renewing, or the lease expires at
+    // most a lease after its last renewal reached the store, and the next follower poll takes it.
     const slack = 4 * scenario.net.latencyMs + 3 * scenario.timer.lateMs + 20;
     const liveBy = world.now + lease / (1 - 0.011) + retry * 1.15 + slack;
     const healedAt = world.now;
