@@ -9,7 +9,12 @@
 // - Step-down happens at the deadline. Every public read (isLeader, signal, term, state, status, leaderId,
 //   health) checks it first, so an answer is exact to the millisecond. Without a read, the deadline timer
 //   ends the term (signal aborts, `revoked`): a timer that fires early is re-armed, so the lag is the
-//   timer's lateness, i.e. one event-loop stall, never a renew interval. -> term.ts `arm`, Elector getters.
+//   timer's lateness, i.e. one event-loop stall, never a renew interval. The timer runs on the monotonic
+//   clock, which stops while the machine is suspended, and Node has no resume event: so while leading it
+//   sleeps at most one slice, max(50 ms, renewDeadlineMs / 16), and after a resume (or a wall step forward)
+//   past the wall deadline the signal aborts within one slice plus that lateness of running again. A
+//   suspend that outlasts the store's lease leaves that window with another leader possibly elected:
+//   reads are exact, signal-following work is not (fence with `term`). -> term.ts `arm`, Elector getters.
 // - The margin `leaseDurationMs - renewDeadlineMs` must hold that lag plus call latency, clock-rate drift and
 //   the store's expiry granularity: at least max(100 ms, leaseDurationMs / 5), refused at construction
 //   otherwise. -> elector-options.ts MIN_MARGIN_MS / MIN_MARGIN_FRACTION.

@@ -12,6 +12,23 @@ export function sentNow(clock: Clock): SentAt {
   return { mono: clock.now(), wall: clock.wallNow() };
 }
 
+export const MIN_DEADLINE_SLICE_MS = 50;
+
+/**
+ * The deadline timer never sleeps longer than this while leading: it runs on the monotonic clock,
+ * which stands still during a machine suspend, so only a wake-up can see that the wall-clock
+ * deadline passed meanwhile (Node has no resume event). After a resume or a wall step forward the
+ * term ends within one slice of the process running again (plus the timer's lateness). A sixteenth
+ * of `renewDeadlineMs` is at most a quarter of any margin validation accepts (margin ≥ lease/5 ≥
+ * renewDeadlineMs/4); the 50 ms floor caps the cost at 20 timer wake-ups a second while leading.
+ */
+export function deadlineSliceMs(renewDeadlineMs: number): number {
+  return Math.max(MIN_DEADLINE_SLICE_MS, renewDeadlineMs / 16);
+}
+
+/** Live terms by their signal: lets a test read a term's deadline without calling the elector. */
+const bySignal = new WeakMap<AbortSignal, Term>();
+
 /**
  * One term of leadership: the lease we hold, the deadline we lead until, the term's AbortSignal
  * and the timer that ends it at the deadline.
@@ -27,6 +44,7 @@ export class Term {
   private wallDeadline: number;
   private timer?: ClockTimer;
   private onDeadline?: () => void;
+  private readonly sliceMs: number;
 
   constructor(
     readonly lease: Lease,
@@ -36,6 +54,16 @@ export class Term {
   ) {
     this.monoDeadline = sent.mono + renewDeadlineMs;
     this.wallDeadline = sent.wall + renewDeadlineMs;
+    this.sliceMs = deadlineSliceMs(renewDeadlineMs);
+    bySignal.set(this.controller.signal, this);
+  }
+
+  /**
+   * Test seam: the term a signal belongs to, so a checker can ask {@link remainingMs} at any instant
+   * without the step-down a public read of the elector would cause.
+   */
+  static ofSignal(signal: AbortSignal): Term | undefined {
+    return bySignal.get(signal);
   }
 
   get signal(): AbortSignal {
@@ -85,6 +113,8 @@ export class Term {
    * event loop). Early: re-armed for the rest, so the step-down is never postponed to the next
    * renew tick. Not over for another reason (the wall clock stepped back after arming): re-armed
    * for what is left. Late: nothing to do here; every public read checks the deadline itself.
+   * The timer sleeps at most one slice ({@link deadlineSliceMs}): a suspend stops the monotonic
+   * clock it runs on, and the wall-clock deadline is only seen when it wakes.
    */
   private arm(): void {
     this.disarm();
@@ -94,7 +124,7 @@ export class Term {
         if (this.isOver()) this.onDeadline?.();
         else this.arm();
       },
-      Math.max(0, this.remainingMs()),
+      Math.max(0, Math.min(this.remainingMs(), this.sliceMs)),
     );
   }
 }

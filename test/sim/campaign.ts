@@ -21,6 +21,11 @@ export interface CampaignReport {
   /** Violations by check, and the first run that showed each. */
   byCheck: Partial<Record<CheckName, { count: number; first: CampaignFinding }>>;
   maxLagMs: number;
+  /** Terms whose signal outlived their store lease after a resume, within the stated slice; the worst (ms). */
+  resumeOverlaps: number;
+  maxResumeOverlapMs: number;
+  /** Orphaned leases the orphan check excused: owner frozen, or its release of that id failed. */
+  orphanExcused: { frozen: number; releaseFailed: number };
   recoveryMs: { p50: number; p99: number; max: number } | undefined;
   /** Every run's healing → one leader time (ms), for merging campaigns run in parallel. */
   recoveries: number[];
@@ -42,6 +47,8 @@ export async function campaign(
   checks: Set<CheckName>,
   firstRun = 0,
   onProgress?: (done: number) => void,
+  /** Asked before each run: true ends the campaign early (`runs` then counts the runs done). */
+  timeUp?: () => boolean,
 ): Promise<CampaignReport> {
   const started = Date.now();
   const report: CampaignReport = {
@@ -53,17 +60,28 @@ export async function campaign(
     elections: 0,
     byCheck: {},
     maxLagMs: 0,
+    resumeOverlaps: 0,
+    maxResumeOverlapMs: 0,
+    orphanExcused: { frozen: 0, releaseFailed: 0 },
     recoveryMs: undefined,
     recoveries: [],
   };
   const recoveries = report.recoveries;
   for (let run = firstRun; run < firstRun + runs; run++) {
+    if (timeUp?.()) {
+      report.runs = run - firstRun;
+      break;
+    }
     const scenario = scenarioOf(seed, run);
     const result: RunResult = await simulate(scenario, checks);
     report.simulatedMs += result.simulatedMs;
     report.events += result.events;
     report.elections += result.elections;
     report.maxLagMs = Math.max(report.maxLagMs, result.maxLagMs);
+    report.resumeOverlaps += result.resumeOverlaps;
+    report.maxResumeOverlapMs = Math.max(report.maxResumeOverlapMs, result.maxResumeOverlapMs);
+    report.orphanExcused.frozen += result.orphanExcused.frozen;
+    report.orphanExcused.releaseFailed += result.orphanExcused.releaseFailed;
     if (result.recoveryMs !== undefined) recoveries.push(result.recoveryMs);
     for (const violation of result.violations) {
       const entry = report.byCheck[violation.check];

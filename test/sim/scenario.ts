@@ -27,6 +27,8 @@ export type FaultEvent =
   | { kind: 'partition'; at: number; node: number; ms: number; mode: 'error' | 'blackhole' }
   /** `inFlight`: wait until the server grants the node an acquire, and act while its answer travels. */
   | { kind: 'stop'; at: number; node: number; restartAfterMs: number; inFlight: boolean }
+  /** kill -9: the process ends on the spot (no release, nothing runs again); a new one starts later. */
+  | { kind: 'crash'; at: number; node: number; restartAfterMs: number }
   | { kind: 'resign'; at: number; node: number; inFlight: boolean };
 
 /** The stated clock-rate bound: 1 %, a hundred times what a quartz oscillator drifts. */
@@ -48,6 +50,7 @@ export const FAULT_KINDS = [
   'wall',
   'partition',
   'stop',
+  'crash',
   'resign',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -98,7 +101,7 @@ export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenar
       events: fc.noBias(
         fc.array(
           fc.record({
-            kind: fc.constantFrom('pause', 'suspend', 'wall', 'partition', 'stop', 'resign'),
+            kind: fc.constantFrom('pause', 'suspend', 'wall', 'partition', 'stop', 'crash', 'resign'),
             at: uniform(0, 1),
             // -1: whoever leads at that instant (most faults only matter there).
             node: fc.integer({ min: -1, max: 4 }),
@@ -137,6 +140,8 @@ export function scenarioArbitrary(faults = enabledFaults()): fc.Arbitrary<Scenar
                 ms: Math.round(10 + e.size * 2 * lease),
                 mode: e.forward ? 'error' : 'blackhole',
               };
+            case 'crash':
+              return { kind: 'crash', at, node: e.node, restartAfterMs: Math.round(e.size * lease) };
             case 'stop':
               return {
                 kind: 'stop',

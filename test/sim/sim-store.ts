@@ -151,6 +151,11 @@ export class SimLeaseServer {
     }
   }
 
+  /** A killed process: nothing is pushed to it any more. */
+  forget(node: string): void {
+    this.watchers.delete(node);
+  }
+
   watch(node: string, listener: () => void): LeaseWatch {
     this.watchers.set(node, listener);
     return { close: async () => void this.watchers.delete(node) };

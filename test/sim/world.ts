@@ -137,6 +137,12 @@ export class NodeClock implements Clock {
   private readonly timers = new Map<number, NodeTimer>();
   /** Every setTimeout ever made, with the true time: a stopped elector must create none. */
   onSetTimeout?: () => void;
+  /**
+   * Local monotonic time at which the node last ran again after a pause or suspend, or saw its
+   * wall clock step forward: from then on a term whose wall deadline has passed must end within
+   * one deadline slice (Node has no resume event; only a timer's wake-up can notice).
+   */
+  wokeAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly name: string,
@@ -218,10 +224,17 @@ export class NodeClock implements Clock {
   resume(): void {
     this.baseTrue = this.world.now;
     this.suspended = false;
+    this.wokeAt = this.now();
+  }
+
+  unpause(): void {
+    this.paused = false;
+    this.wokeAt = this.now();
   }
 
   stepWall(ms: number): void {
     this.wallOffset += ms;
+    if (ms > 0) this.wokeAt = this.now();
   }
 
   kill(): void {

@@ -1,6 +1,7 @@
 // Issue 11, findings 1 and 7: leadership ends at the deadline, on time, whatever the timers and
 // clocks do; and the two mutants that survived every test before.
 import { Elector } from '../../lib/election/elector.js';
+import { deadlineSliceMs } from '../../lib/election/term.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { quiet, SlowRenewStore, useElectorFixture } from './elector-fixture.js';
@@ -125,7 +126,10 @@ describe('Elector timing', () => {
       await a.start();
       store.set('transient');
       await fx.clock.advance(2100);
-      expect(revoked).toEqual([2030]);
+      // The deadline timer wakes every slice (125 ms here), each wake-up 30 ms late: at 155, 310, …,
+      // 2015 — the first one past the deadline ends the term, within one lateness of it.
+      expect(revoked).toEqual([2015]);
+      expect(revoked[0]).toBeLessThanOrEqual(2000 + 30);
     });
   });
 
@@ -154,13 +158,16 @@ describe('Elector timing', () => {
       const a = fx.elector('a', store, { renewIntervalMs: 600 });
       const t0 = fx.clock.now();
       const revoked = revocations(a, t0);
+      const slice = deadlineSliceMs(2000);
       await a.start();
-      expect(fx.clock.dueTimes()).toContain(t0 + 2000);
+      // While leading, the deadline timer wakes every slice (so a suspend is noticed): each renewal
+      // re-arms it from the renewal's instant, and the last slice ends exactly at the deadline.
+      expect(fx.clock.dueTimes()).toContain(t0 + slice);
       await fx.clock.advance(600);
-      expect(fx.clock.dueTimes()).toContain(t0 + 2600);
-      expect(fx.clock.dueTimes()).not.toContain(t0 + 2000);
+      expect(fx.clock.dueTimes()).toContain(t0 + 600 + slice);
+      expect(fx.clock.dueTimes()).not.toContain(t0 + 5 * slice);
       await fx.clock.advance(600);
-      expect(fx.clock.dueTimes()).toContain(t0 + 3200);
+      expect(fx.clock.dueTimes()).toContain(t0 + 1200 + slice);
       store.set('transient'); // renewals at +1800, +2400, +3000 fail: none coincides with the deadline
       await fx.clock.advance(2000);
       expect(revoked).toEqual([3200]);
@@ -181,13 +188,24 @@ describe('Elector timing', () => {
       expect(events).toContainEqual({ type: 'revoked', term: 1, reason: expect.stringContaining('deadline') });
     });
 
-    it('after a suspend, with no read, the next timer ends the term (within a renew interval)', async () => {
+    // Node has no resume event: only the deadline timer's next wake-up can see that the wall-clock
+    // deadline passed. It sleeps at most one slice (125 ms here), not until the next renewal (500 ms).
+    it.each([
+      ['a suspend', (ms: number) => fx.clock.suspend(ms)],
+      ['a wall clock step forward', (ms: number) => fx.clock.stepWall(ms)],
+    ])('after %s, with no read, the signal aborts within one deadline slice', async (_, move) => {
+      const slice = deadlineSliceMs(2000);
       const a = fx.elector('a');
+      const revoked = revocations(a, fx.clock.now());
       await a.start();
       const signal = a.signal;
-      fx.clock.suspend(60_000);
-      await fx.clock.advance(500);
+      await fx.clock.advance(slice); // right after a wake-up: the next one is a whole slice away
+      move(60_000);
+      await fx.clock.advance(slice - 1);
+      expect(signal.aborted).toBe(false); // not earlier: nothing woke up yet, nothing read
+      await fx.clock.advance(1);
       expect(signal.aborted).toBe(true);
+      expect(revoked).toEqual([2 * slice]);
     });
 
     it('a wall clock stepping back never extends leadership', async () => {
