@@ -12,9 +12,13 @@ import { type INestApplication, Injectable } from '@nestjs/common';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import pg from 'pg';
+import { Elector } from '../../lib/election/elector.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
 import { resolveMeter } from '../../lib/metrics/otel-api.js';
+import { PostgresLeaseStore } from '../../lib/postgres.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { PG_URL, uniqueName } from '../setup/servers.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { parsePrometheusText, type Sample, samplesOf, sampleValue } from '../support/prometheus-text.js';
 import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
@@ -65,9 +69,14 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     return parsePrometheusText(await res.text());
   }
 
-  async function app(store: InMemoryLeaseStore | FaultInjectingStore, election: string, identity: string) {
+  async function app(
+    store: InMemoryLeaseStore | FaultInjectingStore | PostgresLeaseStore,
+    election: string,
+    identity: string,
+    timings: { leaseDurationMs?: number; retryIntervalMs?: number } = { retryIntervalMs: RETRY_MS },
+  ) {
     const created = await createApp({
-      election: { store, election, identity, retryIntervalMs: RETRY_MS },
+      election: { store, election, identity, ...timings },
       providers: [Jobs],
       schedule: false,
     });
@@ -178,7 +187,7 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     expect(sampleValue(after, 'leader_election_term', labels)).toBe(election.term);
   });
 
-  it('counts a follower cut off from the store as leaderless once a whole lease passed without news', async () => {
+  it('counts a follower cut off from the store as leaderless once its calls fail and a lease passed without news', async () => {
     // The leader is another replica (a lease held in the shared store): this process has one series.
     const shared = new InMemoryLeaseStore();
     const held = await shared.acquire({
@@ -205,7 +214,8 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     const cutAt = Date.now();
     cutOff.set('transient');
     await sleep(LEASE_MS / 2);
-    // Within a lease: the last leader read is still believable.
+    // Within a lease: the last leader read is still believable. (The store hinted a 60 s lease, but
+    // a failed call says its watch is out of reach too: the hint vouches no longer than a lease.)
     expect(await leaderless()).toBe(0);
     await sleep(LEASE_MS / 2 + RETRY_MS * 2);
     const seconds = await leaderless();
@@ -221,6 +231,41 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     );
     await sleep(RETRY_MS * 3);
     expect(await leaderless()).toBe(0);
+  });
+
+  it('reads 0 on a healthy follower of a push store (PostgreSQL) in steady state, scraped every 100 ms', async () => {
+    // A follower with a watch polls on the store's expiry hint: up to a whole lease and more apart.
+    // The leader is another replica (a bare Elector: no metrics of its own in this process).
+    const table = uniqueName('metrics');
+    const leaseDurationMs = 2_000;
+    const leaderStore = new PostgresLeaseStore({ connection: PG_URL, table });
+    const followerStore = new PostgresLeaseStore({ connection: PG_URL, table });
+    const leader = new Elector({ store: leaderStore, election: 'm-steady', identity: 'a', leaseDurationMs });
+    try {
+      await leader.start();
+      expect(leader.isLeader()).toBe(true);
+      const follower = await app(followerStore, 'm-steady', 'b', { leaseDurationMs });
+      expect(electionOf(follower).leaderId).toBe('a');
+      const readings: number[] = [];
+      const until = Date.now() + leaseDurationMs * 4;
+      while (Date.now() < until) {
+        readings.push(sampleValue(await scrape(), 'leader_election_leaderless_seconds', { election: 'm-steady' }));
+        await sleep(100);
+      }
+      expect(leader.isLeader()).toBe(true);
+      expect(electionOf(follower).leaderId).toBe('a');
+      expect(readings.length).toBeGreaterThan(40);
+      expect(readings.filter((seconds) => seconds !== 0)).toEqual([]);
+    } finally {
+      await leader.stop({ release: true });
+      await leaderStore.close();
+      await closeAll(apps);
+      await followerStore.close();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`DROP TABLE IF EXISTS "${table}"`);
+      await client.end();
+    }
   });
 
   it('reports a closed app as not leading (the SDK keeps the last value it was given)', async () => {
