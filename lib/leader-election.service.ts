@@ -174,16 +174,21 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * Runs `call` if this instance leads right now, and counts it until it settles, so shutdown
    * waits for it before releasing the lease; otherwise returns `otherwise()` (default: undefined).
    * What `@LeaderOnly()` does, for code that cannot carry a decorator (a queue consumer callback).
+   * A leading `name` labels its metrics and stuck-work reports (default `'runLeaderOnly'`).
    */
   runLeaderOnly<T>(call: () => T): T | undefined;
   runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
-  runLeaderOnly<T, F>(call: () => T, otherwise?: () => F): T | F | undefined {
-    return this.defaultHandle.runHandler('runLeaderOnly', call, otherwise);
+  runLeaderOnly<T>(name: string, call: () => T): T | undefined;
+  runLeaderOnly<T, F>(name: string, call: () => T, otherwise: () => F): T | F;
+  runLeaderOnly<T, F>(...args: [string | (() => T), ((() => T) | (() => F))?, (() => F)?]): T | F | undefined {
+    return Reflect.apply(this.defaultHandle.runLeaderOnly, this.defaultHandle, args) as T | F | undefined;
   }
 
   /** Runs `fn` with the term's `{ term, signal }` while leading the default election (see {@link ElectionHandle.runIfLeader}). */
-  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined {
-    return this.defaultHandle.runIfLeader(fn);
+  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T>(name: string, fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T>(...args: [string | ((term: LeadershipTerm) => T), ((term: LeadershipTerm) => T)?]): T | undefined {
+    return Reflect.apply(this.defaultHandle.runIfLeader, this.defaultHandle, args) as T | undefined;
   }
 
   /**
