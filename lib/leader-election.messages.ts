@@ -271,6 +271,14 @@ export const messages = {
       `${store}: ${option} is not a valid connection string (expected ${expected}); check the configuration or the environment variable it comes from`,
   },
 
+  // ---- Metrics (issue 15) --------------------------------------------------------------------------
+  metricsWiring: (wiring: 'recording' | 'no-api' | 'no-sdk') =>
+    wiring === 'recording'
+      ? 'metrics: recording through the registered OpenTelemetry MeterProvider (meter "nestjs-leader-election")'
+      : wiring === 'no-sdk'
+        ? 'metrics: not recorded: @opentelemetry/api is installed but no SDK MeterProvider was registered when the module started (register it before NestFactory.create)'
+        : 'metrics: not recorded: @opentelemetry/api is not installed (an optional peer; install it and an SDK to record)',
+
   // ---- Stuck leader work (stuckAfterMs, resignWhenStuck) -------------------------------------
   stuckAfterRange: (value: unknown, max: number) =>
     `stuckAfterMs must be a whole number of milliseconds from 1 to ${max}, or undefined to turn detection off (got ${String(value)})`,

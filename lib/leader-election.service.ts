@@ -21,7 +21,7 @@ import { messages } from './leader-election.messages.js';
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 import { instrumentLeaseStore } from './metrics/instrumented.store.js';
-import { type Meter, resolveMeter } from './metrics/otel-api.js';
+import { type Meter, resolveMetrics } from './metrics/otel-api.js';
 import { errorMessage } from './shared/errors.js';
 import { SpreadBalancer } from './spread.balancer.js';
 import type { LeaderStateEntry } from './stores/lease-store.js';
@@ -240,7 +240,10 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
 
   async onModuleInit(): Promise<void> {
     // Before the first acquire, so that it is timed and every counter reads 0 from the first scrape.
-    this.meter = await resolveMeter();
+    const { meter, wiring } = await resolveMetrics();
+    this.meter = meter;
+    // Said once: a provider registered too late (after NestFactory.create) otherwise fails silently.
+    this.logger.log(messages.metricsWiring(wiring));
     this.started = true;
     // The first acquire attempts complete here, before @nestjs/schedule mounts its timers in
     // onApplicationBootstrap: an elected instance's @Timeout jobs then run instead of being skipped.

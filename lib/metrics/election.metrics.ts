@@ -20,6 +20,8 @@ export interface ObservedElection {
   readonly timings: { readonly leaseDurationMs: number; readonly retryIntervalMs: number };
   isLeader(): boolean;
   readonly events$: Observable<LeadershipEvent>;
+  /** Each handler watched for stuck work, with how long its stuck call has run (ms), else 0. */
+  stuckWorkMs(): ReadonlyMap<string, number>;
 }
 
 /**
@@ -43,7 +45,7 @@ export interface StoreCallRecorder {
   storeCall(operation: StoreOperation, outcome: StoreCallOutcome, seconds: number, holderExpiresInMs?: number): void;
 }
 
-type ObservedKey = 'isLeader' | 'term' | 'leaderlessSeconds';
+type ObservedKey = 'isLeader' | 'term' | 'leaderlessSeconds' | 'stuckWorkSeconds';
 
 /**
  * The `@LeaderOnly` counts of every app on one meter, by election and handler. Shared, so two apps
@@ -147,10 +149,10 @@ export class ElectionMetrics implements StoreCallRecorder {
     this.handlerCounts = HandlerCounts.of(meter);
     // One callback per instrument, each reporting only its own (the SDK rejects observations of an
     // instrument from another instrument's callback).
-    for (const key of ['isLeader', 'term', 'leaderlessSeconds'] as const) {
+    for (const key of ['isLeader', 'term', 'leaderlessSeconds', 'stuckWorkSeconds'] as const) {
       const instrument = meter.createObservableGauge(METRIC[key], {
         description: DESCRIPTIONS[key],
-        unit: key === 'leaderlessSeconds' ? 's' : undefined,
+        unit: key === 'leaderlessSeconds' || key === 'stuckWorkSeconds' ? 's' : undefined,
       });
       const callback = (result: ObservableResult) => {
         this.collect(key, result);
@@ -221,6 +223,10 @@ export class ElectionMetrics implements StoreCallRecorder {
       result.observe(leading ? 1 : 0, { ...this.electionAttributes, identity: source.identity });
     } else if (key === 'term') {
       result.observe(!this.closed && source.isLeader() ? (source.term ?? 0) : 0, this.electionAttributes);
+    } else if (key === 'stuckWorkSeconds') {
+      for (const [handler, ms] of source.stuckWorkMs()) {
+        result.observe(this.closed ? 0 : ms / 1000, { ...this.electionAttributes, handler });
+      }
     } else {
       result.observe(this.leaderlessSeconds(performance.now()), this.electionAttributes);
     }

@@ -9,6 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type INestApplication, Injectable } from '@nestjs/common';
+import { LeaderElectionService } from '../../lib/leader-election.service.js';
+import { OnElected } from '../../lib/leadership-hooks.decorator.js';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
@@ -21,7 +23,17 @@ import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { PG_URL, uniqueName } from '../setup/servers.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { parsePrometheusText, type Sample, samplesOf, sampleValue } from '../support/prometheus-text.js';
-import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
+import {
+  CaptureLogger,
+  closeAll,
+  createApp,
+  electionOf,
+  LEASE_MS,
+  RETRY_MS,
+  SLACK_MS,
+  sleep,
+  waitFor,
+} from './helpers.js';
 
 @Injectable()
 class Jobs {
@@ -37,7 +49,34 @@ class Jobs {
   }
 }
 
+/** Leader work watched for stuck calls: one that hangs, a pump that opted out, a job that opted out. */
+@Injectable()
+class Watched {
+  @LeaderOnly()
+  hang(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+
+  @LeaderOnly({ stuckAfterMs: false })
+  longBatch(): string {
+    return 'ran';
+  }
+
+  @OnElected({ stuckAfterMs: false })
+  pump(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+}
+
 const STORE = 'InMemoryLeaseStore';
+/** The Prometheus exporter's default adds the instrumentation scope to every series. */
+const SCOPE = { otel_scope_name: 'nestjs-leader-election' };
+
+/** The label names of every sample named `name` (sorted, one entry per distinct set). */
+function labelSets(samples: Sample[], name: string): string[][] {
+  const sets = new Set(samplesOf(samples, name).map((sample) => Object.keys(sample.labels).sort().join(',')));
+  return [...sets].map((set) => set.split(','));
+}
 const execFileAsync = promisify(execFile);
 
 describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
@@ -110,6 +149,83 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     expect(samplesOf(s, 'leader_election_store_call_duration_seconds_bucket', { ...acquired, le: '3.3' })).toHaveLength(
       1,
     );
+  });
+
+  it("labels every series with exactly the documented labels (plus the exporter's otel_scope_name)", async () => {
+    const store = new InMemoryLeaseStore();
+    const leader = await app(store, 'm-labels', 'a');
+    await app(store, 'm-labels', 'b');
+    expect(await leader.get(Jobs).tick()).toBe('ran');
+    const s = await scrape();
+    const exactly = (...names: string[]) => [[...names, 'otel_scope_name'].sort()];
+    expect(labelSets(s, 'leader_election_is_leader')).toEqual(exactly('election', 'identity'));
+    expect(labelSets(s, 'leader_election_term')).toEqual(exactly('election'));
+    expect(labelSets(s, 'leader_election_leaderless_seconds')).toEqual(exactly('election'));
+    expect(labelSets(s, 'leader_election_transitions_total')).toEqual(exactly('election', 'type'));
+    expect(labelSets(s, 'leader_election_store_failures_total')).toEqual(exactly('kind', 'store'));
+    expect(labelSets(s, 'leader_election_leader_only_runs_total')).toEqual(exactly('election', 'handler'));
+    expect(labelSets(s, 'leader_election_leader_only_skipped_total')).toEqual(exactly('election', 'handler'));
+    expect(labelSets(s, 'leader_election_leader_only_duration_seconds_count')).toEqual(exactly('election', 'handler'));
+    expect(labelSets(s, 'leader_election_leader_only_duration_seconds_bucket')).toEqual(
+      exactly('election', 'handler', 'le'),
+    );
+    expect(labelSets(s, 'leader_election_store_call_duration_seconds_sum')).toEqual(
+      exactly('operation', 'outcome', 'store'),
+    );
+    expect(labelSets(s, 'leader_election_store_call_duration_seconds_bucket')).toEqual(
+      exactly('le', 'operation', 'outcome', 'store'),
+    );
+    expect(samplesOf(s, 'leader_election_is_leader', { election: 'm-labels', identity: 'a' })[0].labels).toEqual({
+      election: 'm-labels',
+      identity: 'a',
+      ...SCOPE,
+    });
+  });
+
+  it('shows stuck work per handler from startup (0), how long a stuck call has run, and not for opted-out work', async () => {
+    const logger = new CaptureLogger();
+    const watched = await createApp({
+      election: {
+        store: new InMemoryLeaseStore(),
+        election: 'm-stuck',
+        identity: 'a',
+        stuckAfterMs: 300,
+        // Shutdown need not wait for calls that never return.
+        shutdownTimeoutMs: 100,
+      },
+      providers: [Watched],
+      schedule: false,
+      logger,
+    });
+    apps.push(watched);
+    expect(electionOf(watched).isLeader()).toBe(true);
+    const stuck = (s: Sample[], handler: string) =>
+      samplesOf(s, 'leader_election_stuck_work_seconds', { election: 'm-stuck', handler });
+    const startup = await scrape();
+    expect(stuck(startup, 'Watched.hang').map((sample) => sample.value)).toEqual([0]);
+    expect(labelSets(startup, 'leader_election_stuck_work_seconds')).toEqual([
+      ['election', 'handler', 'otel_scope_name'],
+    ]);
+    // Opted out (stuckAfterMs: false): never stuck, so no series that could only ever read 0.
+    expect(stuck(startup, 'Watched.longBatch')).toEqual([]);
+    expect(stuck(startup, 'Watched.pump')).toEqual([]);
+
+    const startedAt = performance.now();
+    void watched.get(Watched).hang();
+    void watched.get(LeaderElectionService).runLeaderOnly('nightly-export', () => new Promise(() => undefined));
+    await waitFor('stuck', () => electionOf(watched).health().healthy === false, 300 + SLACK_MS);
+    await sleep(100);
+    const during = await scrape();
+    const hung = stuck(during, 'Watched.hang')[0].value;
+    expect(hung).toBeGreaterThanOrEqual(0.3);
+    expect(hung).toBeLessThanOrEqual((performance.now() - startedAt) / 1000);
+    // runLeaderOnly work under the name it was given, from its first call.
+    expect(stuck(during, 'nightly-export')[0].value).toBeGreaterThanOrEqual(0.3);
+    expect(stuck(during, 'Watched.pump')).toEqual([]);
+    // One line at init says metrics record.
+    expect(
+      logger.matching('log', /^metrics: recording through the registered OpenTelemetry MeterProvider/),
+    ).toHaveLength(1);
   });
 
   it('counts @LeaderOnly runs with their duration on the leader, and skips on a follower', async () => {
@@ -289,7 +405,16 @@ describe('OpenTelemetry API without an SDK', () => {
     metrics.disable();
     expect(await resolveMeter()).toBeUndefined();
     const store = new InMemoryLeaseStore();
-    const leader = await createApp({ election: { store, election: 'm-nosdk', identity: 'a' }, providers: [Jobs] });
+    const logger = new CaptureLogger();
+    const leader = await createApp({
+      election: { store, election: 'm-nosdk', identity: 'a' },
+      providers: [Jobs],
+      logger,
+    });
+    // One line at init says so, and why.
+    expect(
+      logger.matching('log', /^metrics: not recorded: @opentelemetry\/api is installed but no SDK MeterProvider/),
+    ).toHaveLength(1);
     apps.push(leader);
     const follower = await createApp({ election: { store, election: 'm-nosdk', identity: 'b' }, providers: [Jobs] });
     apps.push(follower);
