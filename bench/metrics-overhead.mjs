@@ -11,7 +11,7 @@
 //   node bench/metrics-overhead.mjs [--quick]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +26,8 @@ if (process.env.METRICS_BENCH_MODE) {
   /** @typedef {{ median: number, p90: number }} Figure */
   /** @type {Record<string, Record<string, Figure>>} */
   const results = {};
+  // The machine is shared: a figure means little without the load it was measured under.
+  const loadAtStart = loadavg().map((load) => Number(load.toFixed(2)));
   for (const mode of MODES) {
     const imports = ['--import', join(root, 'test/support/swc-register.mjs')];
     if (mode === 'none') imports.push('--import', join(root, 'test/fixtures/block-otel.mjs'));
@@ -66,7 +68,12 @@ if (process.env.METRICS_BENCH_MODE) {
   );
   mkdirSync(join(here, 'results'), { recursive: true });
   const out = join(here, 'results/metrics-overhead.json');
-  const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model };
+  const machine = {
+    node: process.version,
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    loadAverage: { atStart: loadAtStart, atEnd: loadavg().map((load) => Number(load.toFixed(2))) },
+  };
   writeFileSync(
     out,
     `${JSON.stringify({ at: new Date().toISOString(), quick, machine, results, summary }, null, 2)}\n`,
