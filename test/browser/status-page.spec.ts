@@ -138,7 +138,8 @@ async function waitForElections(
 describeBrowser('status page in headless Chromium', () => {
   const replicas: Replica[] = [];
   let context: BrowserContext | undefined;
-  let page: Page | undefined;
+  /** The page once opened: afterAll screenshots it when the test failed. */
+  let openPage: Page | undefined;
   let passed = false;
   let userDataDir: string | undefined;
 
@@ -149,8 +150,8 @@ describeBrowser('status page in headless Chromium', () => {
 
   afterAll(async () => {
     // A failed run keeps what the page showed when it failed: the artifact one needs most.
-    if (page && !passed) {
-      await screenshot(page, 'status-page-on-failure.png').catch((error: unknown) =>
+    if (openPage && !passed) {
+      await screenshot(openPage, 'status-page-on-failure.png').catch((error: unknown) =>
         console.warn(`status page screenshot on failure not saved: ${String(error)}`),
       );
     }
@@ -197,7 +198,8 @@ describeBrowser('status page in headless Chromium', () => {
         '--disable-sync',
       ],
     });
-    page = context.pages()[0] ?? (await context.newPage());
+    const page = context.pages()[0] ?? (await context.newPage());
+    openPage = page;
     const response = await page.goto(`http://127.0.0.1:${second.port}/`);
     expect(response?.status()).toBe(200);
     expect(await page.title()).toBe('Leader election status');
