@@ -1,8 +1,13 @@
+import { sharedMessages } from './shared/messages.js';
+
 /**
  * Every user-facing text in one place. None of them may include a connection string, account
  * key or SAS: callers pass only names, numbers and already-redacted error messages.
  */
 export const messages = {
+  // The shared layer's texts (store call aborted / timed out) live in lib/shared/messages.ts.
+  ...sharedMessages,
+
   // Option validation (thrown at construction / app startup).
   optionRequired: (option: string, what: string) => `${option} is required: ${what}`,
   optionNotPositive: (option: string, value: unknown) =>
@@ -24,8 +29,6 @@ export const messages = {
 
   // Store outcomes.
   leaseLost: (election: string) => `the lease of election "${election}" is no longer ours`,
-  aborted: (reason: unknown) =>
-    `store call aborted${reason instanceof Error ? `: ${reason.message}` : reason ? `: ${String(reason)}` : ''}`,
 
   // Elector log lines.
   elected: (election: string, identity: string, term: number) =>
@@ -51,7 +54,6 @@ export const messages = {
   unhealthyFailing: (failures: number, message: string) => `store failing for ${failures} calls: ${message}`,
   termEnded: (reason: string) => `leadership ended: ${reason}`,
   notLeading: 'not the leader',
-  callTimedOut: (ms: number) => `store call timed out after ${Math.round(ms)} ms`,
 
   // Revocation reasons (the `reason` of a 'revoked' event).
   reasonDeadline: 'renew deadline passed without a successful renewal',

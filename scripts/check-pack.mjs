@@ -9,10 +9,15 @@
 //   3. no secret in any shipped file (the Azurite development key, a real AccountKey/SAS
 //      signature, a password in a URL, a private key);
 //   4. publint (errors fail) and @arethetypeswrong/cli --pack (any problem fails): types and
-//      JavaScript resolve for node10, node16 from CJS and from ESM, and bundlers.
+//      JavaScript resolve for node10, node16 from CJS and from ESM, and bundlers;
+//   5. the shipped declarations compile in an app that checks its libraries (`skipLibCheck: false`):
+//      a consumer importing every entry, installed from the packed file list, under nodenext (a
+//      CommonJS and an ESM file), node16 (ESM), bundler and node10 (module commonjs). attw only
+//      resolves; this catches a .d.ts naming what `stripInternal` removed, or any other type error.
 // Exit code 0 when all pass; every failure is listed.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -109,6 +114,8 @@ const attw = run(process.execPath, [
 process.stdout.write(attw.stdout);
 if (attw.status !== 0) failures.push(`@arethetypeswrong/cli found problems:\n${attw.stderr}`);
 
+failures.push(...compileConsumer(files, manifest));
+
 if (failures.length > 0) {
   console.error(`check-pack: ${failures.length} problem(s):\n- ${failures.join('\n- ')}`);
   process.exit(1);
@@ -124,4 +131,89 @@ function exportTargets(value) {
   if (typeof value === 'string') return value.endsWith('package.json') ? [] : [value];
   if (value === null || typeof value !== 'object') return [];
   return Object.values(value).flatMap(exportTargets);
+}
+
+/**
+ * Step 5: installs the shipped files as node_modules/<name> of a throwaway app under .tmp/ (so the
+ * peers' own types resolve from this repository's node_modules) and type-checks, with
+ * `skipLibCheck: false`, a file importing every entry, once per module mode.
+ * @param {string[]} shippedFiles
+ * @param {{ name: string, exports: Record<string, unknown> }} pkg
+ * @returns {string[]} the failures
+ */
+function compileConsumer(shippedFiles, pkg) {
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  const app = mkdtempSync(join(root, '.tmp', 'check-pack-consumer-'));
+  try {
+    for (const file of shippedFiles) cpSync(join(root, file), join(app, 'node_modules', pkg.name, file));
+    // Its own package.json: without one, `import 'nestjs-leader-election'` would resolve to this
+    // repository itself (self-reference), not to the installed copy. No "type": CommonJS, as Nest 11 apps.
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'check-pack-consumer', private: true }));
+    const specifiers = Object.keys(pkg.exports)
+      .filter((key) => key !== './package.json')
+      .map((key) => pkg.name + key.slice(1));
+    const source = [
+      ...specifiers.map((specifier, i) => `import * as entry${i} from '${specifier}';`),
+      `export const entries = [${specifiers.map((_, i) => `entry${i}`).join(', ')}];`,
+      '',
+    ].join('\n');
+    // .cts and .mts: under node16/nodenext the same imports resolve the `require` and the `import` types.
+    for (const ext of ['ts', 'cts', 'mts']) writeFileSync(join(app, `consumer.${ext}`), source);
+
+    const tsc7 = join(root, 'node_modules/typescript/bin/tsc');
+    // TypeScript 7 removed node10 resolution; apps on it (Nest <= 10 tsconfigs) build with TypeScript
+    // 5 or 6. tshy's own TypeScript 6 is the one installed here.
+    const ts6 = createRequire(join(root, 'node_modules/tshy/package.json')).resolve('typescript/package.json');
+    const tsc6 = join(dirname(ts6), 'bin/tsc');
+    const modes = [
+      { mode: 'nodenext', tsc: tsc7, files: ['consumer.cts', 'consumer.mts'], options: { module: 'nodenext' } },
+      // node16 from CommonJS cannot require an ES module, and the Nest 12 installed here is ESM only:
+      // there, an app's own `import '@nestjs/common'` fails alike. (CommonJS under node16 rules needs
+      // Nest 11; the nest11 apps of scripts/test-apps.mjs build that way, with skipLibCheck: true.)
+      { mode: 'node16', tsc: tsc7, files: ['consumer.mts'], options: { module: 'node16' } },
+      {
+        mode: 'bundler',
+        tsc: tsc7,
+        files: ['consumer.ts'],
+        options: { module: 'esnext', moduleResolution: 'bundler' },
+      },
+      {
+        mode: 'node10',
+        tsc: tsc6,
+        files: ['consumer.ts'],
+        options: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' },
+      },
+    ];
+    /** @type {string[]} */
+    const problems = [];
+    for (const { mode, tsc, files: inputs, options } of modes) {
+      const config = `tsconfig.${mode}.json`;
+      const compilerOptions = {
+        noEmit: true,
+        strict: true,
+        skipLibCheck: false,
+        target: 'es2022',
+        types: ['node'],
+        ...options,
+      };
+      writeFileSync(join(app, config), JSON.stringify({ compilerOptions, files: inputs }, null, 2));
+      const result = spawnSync(process.execPath, [tsc, '-p', config, '--pretty', 'false'], {
+        cwd: app,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      if (result.error) throw result.error;
+      const version = JSON.parse(readFileSync(join(dirname(dirname(tsc)), 'package.json'), 'utf8')).version;
+      if (result.status === 0) {
+        console.log(`consumer types (skipLibCheck: false, ${mode}, TypeScript ${version}): ok`);
+      } else {
+        problems.push(
+          `the shipped .d.ts do not compile with skipLibCheck: false under ${mode} (TypeScript ${version}):\n${result.stdout}${result.stderr}`,
+        );
+      }
+    }
+    return problems;
+  } finally {
+    rmSync(app, { recursive: true, force: true });
+  }
 }

@@ -11,14 +11,16 @@
 // that the follower's `@LeaderOnly` route answers 503 with Retry-After and X-Leader-Id naming the
 // leader, and that both exit by themselves on SIGTERM. `--without-kit` leaves out the specs that
 // need `nestjs-leader-election/testing`'s kit. Exit code: 0 when every app passed.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { ChildGroup, exitOf, SIGTERM_WHEN_PARENT_GONE, spawnNode } from './lib/child-process.mjs';
+import { freePort } from './lib/ports.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const appsDir = join(root, 'test/apps');
@@ -27,6 +29,10 @@ const { values: flags } = parseArgs({
   options: { 'without-kit': { type: 'boolean', default: false }, only: { type: 'string' } },
 });
 const KIT_SPEC = 'jobs.service.spec';
+/** Every replica started; SIGKILLed should this runner exit with one still running. */
+const live = new ChildGroup();
+/** The Nest 12 app's own spec: the README's complete Vitest test, printed there verbatim. It uses the kit too. */
+const VITEST_README_SPEC = 'billing.jobs.spec';
 
 /**
  * @typedef {object} App
@@ -86,7 +92,11 @@ const apps = [
     // Its entry points are its own; the application code is the Nest 11 starter's, as ESM.
     srcFrom: 'nest11-starter',
     build: [bin('nest12-esm', 'nest'), 'build'],
-    test: [bin('nest12-esm', 'vitest'), 'run', ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`] : [])],
+    test: [
+      bin('nest12-esm', 'vitest'),
+      'run',
+      ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`, '--exclude', `**/${VITEST_README_SPEC}.ts`] : []),
+    ],
     main: 'dist/main.js',
   },
   {
@@ -132,23 +142,6 @@ function packTarball() {
   return join(out, tarball);
 }
 
-/** @returns {Promise<number>} */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      // Listening on a TCP host, the address is an AddressInfo (never a pipe name, never null).
-      const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** @param {number} ms */
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * @param {App} app
  * @param {string} replica
@@ -158,19 +151,21 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function startReplica(app, replica, table) {
   const port = await freePort();
   const identity = `${app.id}-${replica}`;
-  const child = spawn(process.execPath, [app.main], {
-    cwd: join(appsDir, app.dir),
-    env: { ...process.env, NO_COLOR: '1', PORT: String(port), REPLICA_ID: identity, LEASE_TABLE: table, DATABASE_URL },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // Stdin piped and watched: a runner killed outright (SIGKILL) leaves no replica behind.
+  const child = live.add(
+    spawnNode(['--import', SIGTERM_WHEN_PARENT_GONE, app.main], {
+      cwd: join(appsDir, app.dir),
+      env: { NO_COLOR: '1', PORT: String(port), REPLICA_ID: identity, LEASE_TABLE: table, DATABASE_URL },
+    }),
+  );
   /** @type {string[]} */
   const lines = [];
   for (const stream of [child.stdout, child.stderr]) {
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk) => lines.push(...chunk.split('\n').filter(Boolean)));
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk) => lines.push(...chunk.split('\n').filter(Boolean)));
   }
   /** @type {Replica['exited']} */
-  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = exitOf(child);
   return {
     identity,
     port,
@@ -295,6 +290,18 @@ async function checkReplicas(app, replicas) {
   );
 }
 
+/** The README's Vitest example is the file the Nest 12 app runs, character for character. */
+function checkReadmeVitestExample() {
+  const spec = readFileSync(join(appsDir, 'nest12-esm/src', `${VITEST_README_SPEC}.ts`), 'utf8');
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const printed = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+  if (!printed.includes(spec)) {
+    throw new Error(
+      `README.md does not print test/apps/nest12-esm/src/${VITEST_README_SPEC}.ts verbatim (Vitest section)`,
+    );
+  }
+}
+
 const started = Date.now();
 const tarball = packTarball();
 /** @type {Set<string>} */
@@ -311,6 +318,7 @@ try {
       installed.add(app.dir);
     }
     if (app.srcFrom) copyAsEsm(join(appsDir, app.srcFrom, 'src'), join(cwd, 'src'));
+    if (app.id === 'nest12-esm') checkReadmeVitestExample();
     if (app.build) run(app.build, cwd, app.id);
     if (app.id === 'nest11-starter') run([process.execPath, 'dual-package.mjs'], cwd, app.id);
     if (app.test) run(app.test, cwd, app.id);

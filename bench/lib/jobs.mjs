@@ -143,16 +143,17 @@ export async function runJobs({ jobs, coldJobs }, concurrency, log) {
 }
 
 /**
- * Runs `worker(job)` for every job, at most `limit` at once, in the given order.
- * @param {Job[]} jobs
+ * Runs `worker(item)` for every item, at most `limit` at once, in the given order.
+ * @template T
+ * @param {T[]} items
  * @param {number} limit
- * @param {(job: Job) => Promise<void>} worker
+ * @param {(item: T) => Promise<void>} worker
  */
-async function pool(jobs, limit, worker) {
-  const queue = [...jobs];
+export async function pool(items, limit, worker) {
+  const queue = [...items];
   await Promise.all(
     Array.from({ length: Math.min(limit, queue.length) }, async () => {
-      for (let job = queue.shift(); job; job = queue.shift()) await worker(job);
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await worker(item);
     }),
   );
 }

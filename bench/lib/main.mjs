@@ -10,7 +10,7 @@
 //   (8, the fleet projection, is computed from figure 5's counts: rows/fleet.mjs)
 // servers.mjs starts what the stores need; report.mjs writes latest.json / latest.md and the table.
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
-import { changeJobs, fig3Timings, runJobs } from './jobs.mjs';
+import { changeJobs, fig3Timings, pool, runJobs } from './jobs.mjs';
 import { Child, killAll } from './proc.mjs';
 import { machineInfo, machineText, writeReport } from './report.mjs';
 import { callRows, roundTrips } from './rows/calls.mjs';
@@ -34,7 +34,10 @@ export async function main({ root, startedAt, quick }) {
   const log = (message) => console.log(`[${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${message}`);
   const N = quick ? 3 : Number(process.env.BENCH_TRIALS ?? 10);
   const PAUSE_N = quick ? 2 : Number(process.env.BENCH_PAUSE_TRIALS ?? 10);
-  const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 12);
+  // --quick trades isolation for time: every trial chain of phase B at once, and phase C's
+  // contention runs two stores at a time (figures are then a smoke reading, not a comparison).
+  const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? (quick ? 40 : 12));
+  const STORES_AT_ONCE = quick ? 2 : 1;
   /** @type {Row[]} */
   const rows = [];
   /** @type {string[]} */
@@ -112,15 +115,15 @@ export async function main({ root, startedAt, quick }) {
     await flap?.up;
 
     // ---- phase C: contention, one store at a time --------------------------------------------
-    for (const store of STORES) {
+    await pool(STORES, STORES_AT_ONCE, async (store) => {
       log(`figure 6: contention on ${store}…`);
       await attempt(`figure 6 ${store}`, () => contentionRows(store, fig3Timings(store), { quick, rtt, log }));
-    }
-    for (const store of STORES) {
+    });
+    await pool(STORES, STORES_AT_ONCE, async (store) => {
       log(`figure 9: ${FLEET_CONTENTION.electors}-elector contention on ${store}…`);
       const context = { quick, rtt, log };
       await attempt(`figure 9 ${store}`, () => contentionRows(store, fig3Timings(store), context, FLEET_CONTENTION));
-    }
+    });
 
     // ---- phase D: several elections per app ----------------------------------------------------
     const phaseD = Date.now();

@@ -1,12 +1,12 @@
 // @ts-check
-// The servers of a bench run: Azurite and etcd started on free ports (the tests' own starters), the
+// The servers of a bench run: Azurite and etcd started on free ports (scripts/lib, as the tests do), the
 // machine's PostgreSQL / MariaDB / Redis probed. A store whose server is missing shows an error in
 // the report; the others still run.
 import pg from 'pg';
 import { startAzurite } from '../../scripts/lib/azurite.mjs';
+import { startEtcd } from '../../scripts/lib/etcd.mjs';
 import { canConnect } from '../../scripts/lib/ports.mjs';
 // `.js` names of `.ts` files, as the swc loader (and tsc) resolve them.
-import { startEtcd } from '../../test/setup/etcd.js';
 import { MYSQL_URL, PG_URL, REDIS_URL } from '../../test/setup/servers.js';
 
 export const ALL_STORES = ['azure', 'postgres', 'mysql', 'redis', 'etcd'];

@@ -81,7 +81,7 @@ export async function statusCommand(store: LeaseStore, options: StatusOptions, o
   }
 }
 
-export async function readStatus(store: LeaseStore, options: StatusOptions): Promise<StatusDocument> {
+async function readStatus(store: LeaseStore, options: StatusOptions): Promise<StatusDocument> {
   const call = () => callOptions(options.timeoutMs, options.stop);
   let elections = options.elections;
   if (elections.length === 0) {
@@ -153,7 +153,7 @@ function printStatus(document: StatusDocument, options: StatusOptions, output: C
   output.out(document.elections.length === 0 ? cliMessages.noElections : statusTable(document));
 }
 
-export function statusTable(document: StatusDocument): string {
+function statusTable(document: StatusDocument): string {
   const withExpiry = document.elections.some((row) => row.expiresInMs !== undefined);
   const header = [
     'ELECTION',

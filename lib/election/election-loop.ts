@@ -1,11 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
-import { errorMessage, NoLeaderError } from '../shared/errors.js';
-import { supportsHandover } from '../stores/handover-support.js';
 import {
-  FatalLeaseStoreError,
   type HandoverRequest,
   type LeaderStateEntry,
   LeaseLostError,
@@ -13,9 +9,10 @@ import {
   type LeaseStore,
   type LeaseStoreError,
   type LeaseWatch,
+  stateUnsupportedError,
+  supportsState,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
-import { stateUnsupportedError, supportsState } from '../stores/state-support.js';
 import type {
   ElectorLogger,
   ElectorState,
@@ -26,7 +23,8 @@ import type {
 } from './elector.types.js';
 import type { ElectorTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
-import { StoreCalls } from './store-calls.js';
+import { HandoverDesk } from './handover.js';
+import { ElectorCalls } from './store-calls.js';
 import { type SentAt, sentNow, Term } from './term.js';
 
 const JITTER = 0.15;
@@ -57,7 +55,7 @@ export class ElectionLoop {
   lastRenewAt?: number;
 
   private readonly stopController = new AbortController();
-  private readonly calls: StoreCalls;
+  private readonly calls: ElectorCalls;
   private lastRenewSentAt?: number;
   private contendNotBefore = 0;
   /** Bumped by `resign()`: an acquire sent before it must not make us leader. */
@@ -74,16 +72,25 @@ export class ElectionLoop {
   observedTerm?: number;
   /** How many elections this replica leads (spread sets it; published in our lease meta). */
   private leaderships?: number;
-  /** Until when (monotonic) spread requests are declined: we won through a directed handover. */
-  private pinnedUntil = 0;
   /** The meta our lease carries in the store, as JSON, so a renew sends it only when it changed. */
   private storedMeta?: string;
-  /** The id of the handover request being honoured; requests already judged (declined, pinned by). */
-  private honouring?: string;
-  private readonly judged = new Set<string>();
+  private readonly handovers: HandoverDesk;
 
   constructor(private readonly d: LoopDeps) {
-    this.calls = new StoreCalls(d.store, d.election, d.clock, d.logger, this.stopController.signal, this.callTimeoutMs);
+    this.calls = new ElectorCalls(
+      d.store,
+      d.election,
+      d.clock,
+      d.logger,
+      this.stopController.signal,
+      this.callTimeoutMs,
+    );
+    this.handovers = new HandoverDesk(d, this.calls, this.stopController, this.callTimeoutMs, {
+      state: () => this.state,
+      term: () => this.term,
+      leaderships: () => this.leaderships,
+      leave: (reason, to, beforeRelease) => this.leave(reason, to, beforeRelease),
+    });
   }
 
   /** A follower's call must end early enough that a win still leaves time to renew. */
@@ -136,145 +143,13 @@ export class ElectionLoop {
     const meta: LeaseMeta = {};
     if (this.d.advertise !== undefined) meta.advertise = this.d.advertise;
     if (this.leaderships !== undefined) meta.leaderships = this.leaderships;
-    if (this.d.clock.now() < this.pinnedUntil) meta.pinned = true;
+    if (this.d.clock.now() < this.handovers.pinnedUntil) meta.pinned = true;
     return Object.keys(meta).length > 0 ? meta : undefined;
   }
 
-  /**
-   * Records a handover request for the current leader's term (read from the store first, so a
-   * request can never move a later leader). Resolves once the store has it; undefined when the
-   * named replica already leads. Rejects when nobody leads.
-   */
-  async requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
-    const { store, election, identity } = this.d;
-    if (!supportsHandover(store)) throw new FatalLeaseStoreError(messages.handover.unsupported(store.name));
-    const { to, reason = 'operator', requestedBy = identity, requesterLeaderships } = options;
-    checkRequestOption(
-      'to',
-      to,
-      to === undefined || (typeof to === 'string' && to !== '' && to.length <= 256),
-      'a non-empty identity of at most 256 characters',
-    );
-    checkRequestOption(
-      'reason',
-      reason,
-      typeof reason === 'string' && reason !== '' && reason.length <= 200,
-      'a non-empty string of at most 200 characters',
-    );
-    checkRequestOption(
-      'requestedBy',
-      requestedBy,
-      typeof requestedBy === 'string' && requestedBy.length <= 300,
-      'a string of at most 300 characters',
-    );
-    const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
-    if (!info.held || info.holder === undefined) throw new NoLeaderError(election, messages.handoverNoLeader(election));
-    if (to !== undefined && to === info.holder) {
-      this.d.logger.log(messages.handoverAlreadyLeads(election, to));
-      return undefined;
-    }
-    const request: HandoverRequest = {
-      election,
-      id: randomUUID(),
-      term: info.term,
-      requestedBy,
-      reason,
-      requestedAt: this.d.clock.wallNow(),
-      ...(to === undefined ? {} : { to }),
-      ...(requesterLeaderships === undefined ? {} : { requesterLeaderships }),
-    };
-    await this.calls.call(this.callTimeoutMs, (signal) => store.requestHandover(request, { signal }));
-    this.d.logger.log(messages.handoverRecorded(election, request));
-    // Asked of ourselves: no need to wait for the next renewal to notice.
-    const term = this.term;
-    if (term && term.lease.term === request.term && this.state === 'leader') this.judge(term, request);
-    return request;
-  }
-
-  /** After each renewal: is there a request for our term? (One read; a failure waits for the next renewal.) */
-  private async checkHandover(term: Term): Promise<void> {
-    const { store, election } = this.d;
-    if (!supportsHandover(store) || this.honouring !== undefined) return;
-    let request: HandoverRequest | undefined;
-    try {
-      request = await this.calls.call(Math.min(this.callTimeoutMs, term.remainingMs()), (signal) =>
-        store.readHandover(election, { signal }),
-      );
-    } catch (raw) {
-      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
-      return;
-    }
-    if (request && this.term === term && this.state === 'leader') this.judge(term, request);
-  }
-
-  /** Honour, decline or ignore `request`, seen while leading `term`. */
-  private judge(term: Term, request: HandoverRequest): void {
-    const { election, identity, logger } = this.d;
-    if (this.honouring !== undefined || this.judged.has(request.id)) return;
-    if (request.to === identity) {
-      // We lead because of it (the term right after the one it was for): a directed handover is
-      // respected for a while. Asked while we already led: nothing to do.
-      this.judged.add(request.id);
-      if (request.reason !== 'spread' && request.term + 1 === term.lease.term) {
-        this.pinnedUntil = this.d.clock.now() + this.d.handoverHoldMs;
-      }
-      return;
-    }
-    // For an earlier term (leadership has moved since) or a later one (we are stale): not ours.
-    if (request.term !== term.lease.term) return;
-    this.judged.add(request.id);
-    if (request.reason === 'spread') {
-      const why =
-        this.d.clock.now() < this.pinnedUntil
-          ? messages.handoverPinned(this.d.handoverHoldMs)
-          : (this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2
-            ? messages.handoverNotAhead(this.leaderships ?? 0, request.requesterLeaderships ?? 0)
-            : undefined;
-      if (why !== undefined) {
-        logger.log(messages.handoverDeclined(election, request.id, why));
-        void this.clearRequest(request);
-        return;
-      }
-    }
-    this.honouring = request.id;
-    logger.log(messages.handoverHonouring(election, identity, request));
-    void this.honour(term, request).finally(() => {
-      this.honouring = undefined;
-    });
-  }
-
-  private async honour(term: Term, request: HandoverRequest): Promise<void> {
-    const { election, handover, logger } = this.d;
-    try {
-      await handover?.beforeStepDown?.(request);
-    } catch (error) {
-      logger.warn(messages.handoverAbandoned(election, request.id, errorMessage(error)));
-    }
-    if (this.term !== term || this.state !== 'leader' || this.stopController.signal.aborted) {
-      logger.warn(messages.handoverAbandoned(election, request.id, messages.reasonHandoverTermEnded));
-      return;
-    }
-    await this.leave(messages.reasonHandover(request.to), request.to, async () => {
-      try {
-        await handover?.beforeRelease?.(request);
-      } catch (error) {
-        logger.warn(messages.handoverAbandoned(election, request.id, errorMessage(error)));
-      }
-    });
-    // Left in the store: stale from the next term on, and the new leader learns from it that a
-    // directed handover made it leader (spread then leaves the election with it for a while).
-    logger.log(messages.handoverDone(election, request.id, request.to));
-  }
-
-  /** Best effort: a request left behind is stale from the next term on anyway. */
-  private async clearRequest(request: HandoverRequest): Promise<void> {
-    const { store, election } = this.d;
-    if (!supportsHandover(store) || this.stopController.signal.aborted) return;
-    try {
-      await this.calls.call(this.callTimeoutMs, (signal) => store.clearHandover(election, request.id, { signal }));
-    } catch (raw) {
-      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
-    }
+  /** See {@link HandoverDesk.requestHandover}. */
+  requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
+    return this.handovers.requestHandover(options);
   }
 
   /** Steps down if leading past the deadline; true when it did (or had already). */
@@ -485,7 +360,7 @@ export class ElectionLoop {
       term.extend(sent);
       this.lastRenewAt = this.d.clock.wallNow();
       this.d.events.next({ type: 'renewed', term: term.lease.term, validUntil: term.validUntil() });
-      await this.checkHandover(term);
+      await this.handovers.checkHandover(term);
     } catch (raw) {
       const error = toLeaseStoreError(raw);
       if (error.kind === 'lost') {
@@ -507,7 +382,7 @@ export class ElectionLoop {
     const { lease } = term;
     this.term = term;
     // Requests are judged per term: those of earlier terms can never apply again.
-    this.judged.clear();
+    this.handovers.judged.clear();
     this.lastRenewSentAt = sent.mono;
     this.lastRenewAt = this.d.clock.wallNow();
     this.state = 'leader';
@@ -527,7 +402,7 @@ export class ElectionLoop {
     this.d.logger.log(messages.revoked(this.d.election, this.d.identity, lease.term, reason));
     this.d.events.next({ type: 'revoked', term: lease.term, reason });
     if (this.observedLeader === this.d.identity) this.setObservedLeader(undefined);
-    this.pinnedUntil = 0;
+    this.handovers.pinnedUntil = 0;
     // A stale lease in the store would only delay the next leader: hand it back, best effort.
     if (release) void this.calls.release(lease);
     this.scheduleNext();
@@ -571,8 +446,4 @@ export class ElectionLoop {
     if (this.tickTimer !== undefined) this.d.clock.clearTimeout(this.tickTimer);
     this.tickTimer = undefined;
   }
-}
-
-function checkRequestOption(option: string, value: unknown, ok: boolean, allowed: string): void {
-  if (!ok) throw new TypeError(messages.handoverBadOption(option, allowed, value));
 }

@@ -40,9 +40,14 @@ import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import { supportsHandover } from '../stores/handover-support.js';
-import type { HandoverRequest, LeaderStateEntry, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
-import { supportsState } from '../stores/state-support.js';
+import {
+  type HandoverRequest,
+  type LeaderStateEntry,
+  type LeaseMeta,
+  type LeaseStore,
+  supportsHandover,
+  supportsState,
+} from '../stores/lease-store.js';
 import { ElectionLoop } from './election-loop.js';
 import {
   defaultLogger,

@@ -9,7 +9,7 @@ import type { ElectorLogger } from './elector.types.js';
  * otherwise), plus what still runs after we stopped waiting (late answers of calls that ignored
  * their signal, releases), so `stop()` can wait for it and then start nothing more.
  */
-export class StoreCalls {
+export class ElectorCalls {
   /** Calls we stopped waiting for, until their answer has been dealt with (`onLate`). */
   private readonly lateAnswers = new Set<Promise<unknown>>();
   private readonly releases = new Set<Promise<unknown>>();

@@ -5,29 +5,34 @@ import type { Elector, ElectorOptions } from '../election/elector.js';
  * {@link Elector}; the testing kit puts a controllable one here, so the real service, explorer,
  * guard and decorator run unchanged on top of it.
  */
-export type LeaderElector = Pick<
-  Elector,
-  | 'identity'
-  | 'election'
-  | 'timings'
-  | 'events$'
-  | 'leaderId'
-  | 'term'
-  | 'signal'
-  | 'isLeader'
-  | 'start'
-  | 'stop'
-  | 'resign'
-  | 'status'
-  | 'health'
-  | 'readState'
-  | 'writeState'
-  | 'supportsState'
-  | 'supportsHandover'
-  | 'requestHandover'
-  | 'setLeaderships'
-  | 'leaderMeta'
->;
+export interface LeaderElector
+  extends Pick<
+    Elector,
+    | 'identity'
+    | 'election'
+    | 'timings'
+    | 'events$'
+    | 'leaderId'
+    | 'term'
+    | 'signal'
+    | 'isLeader'
+    | 'start'
+    | 'stop'
+    | 'resign'
+    | 'status'
+    | 'health'
+    | 'readState'
+    | 'writeState'
+    | 'supportsState'
+    | 'supportsHandover'
+    | 'requestHandover'
+    | 'leaderMeta'
+  > {
+  // Not in the Pick: an @internal member of Elector, stripped from its .d.ts, so a shipped
+  // `Pick<Elector, 'setLeaderships'>` would not compile in an app type-checking our declarations.
+  /** @internal Spread: the number of elections this replica leads, published with our lease. */
+  setLeaderships(count: number | undefined): void;
+}
 
 /** Builds the service's elector from the module options (with the service's logger). */
 export type ElectorFactory = (options: ElectorOptions) => LeaderElector;

@@ -1,10 +1,10 @@
-import { messages } from '../leader-election.messages.js';
 import { TransientLeaseStoreError } from './errors.js';
+import { sharedMessages } from './messages.js';
 
 /** Abort handling shared by the elector and the stores: every call honours its signal. */
 
-export function abortedError(signal: AbortSignal): TransientLeaseStoreError {
-  return new TransientLeaseStoreError(messages.aborted(signal.reason), { cause: signal.reason });
+function abortedError(signal: AbortSignal): TransientLeaseStoreError {
+  return new TransientLeaseStoreError(sharedMessages.aborted(signal.reason), { cause: signal.reason });
 }
 
 export function throwIfAborted(signal: AbortSignal): void {

@@ -2,7 +2,6 @@ import { messages } from '../leader-election.messages.js';
 import {
   type HandoverRequest,
   type LeaseMeta,
-  type LeaseStore,
   MAX_HANDOVER_REQUEST_BYTES,
   MAX_LEASE_META_BYTES,
   type ReleaseOptions,
@@ -14,18 +13,6 @@ import {
  * so a row or key written by hand or by a later version never crashes a reader), and the release
  * options of a directed handover.
  */
-
-/** A store that declares the handover capability (the three request methods). */
-export type HandoverCapableStore = LeaseStore &
-  Required<Pick<LeaseStore, 'requestHandover' | 'readHandover' | 'clearHandover'>>;
-
-export function supportsHandover(store: LeaseStore): store is HandoverCapableStore {
-  return (
-    typeof store.requestHandover === 'function' &&
-    typeof store.readHandover === 'function' &&
-    typeof store.clearHandover === 'function'
-  );
-}
 
 /** `meta` as the JSON a store keeps, or undefined when there is none. Throws RangeError when too large. */
 export function encodeLeaseMeta(store: string, meta: LeaseMeta | undefined): string | undefined {

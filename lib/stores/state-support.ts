@@ -16,23 +16,11 @@ import type { Step } from './store-support.js';
  */
 
 /** The key of the user's own value; the library's records (`tick:<job>`) use other keys. */
-export const DEFAULT_STATE_KEY = 'state';
+const DEFAULT_STATE_KEY = 'state';
 /** The size every built-in store accepts (and the least a store may declare): 64 KiB of JSON. */
 export const DEFAULT_MAX_STATE_BYTES = 65_536;
 /** Safe as a Redis hash field, an etcd key segment, a JSON object key and a SQL JSON path member. */
 const STATE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
-
-/** A store that declares the leader-state capability (both methods). */
-export type StateCapableStore = LeaseStore & Required<Pick<LeaseStore, 'writeState' | 'readState'>>;
-
-export function supportsState(store: LeaseStore): store is StateCapableStore {
-  return typeof store.writeState === 'function' && typeof store.readState === 'function';
-}
-
-/** What the elector rejects with when its store lacks the capability. */
-export function stateUnsupportedError(store: Pick<LeaseStore, 'name'>): FatalLeaseStoreError {
-  return new FatalLeaseStoreError(messages.state.unsupported(store.name));
-}
 
 /** The store refused the write: the lease is not the current one (the state is unchanged). */
 export function stateLostError(lease: Lease): LeaseLostError {

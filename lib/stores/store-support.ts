@@ -16,8 +16,9 @@ import {
  *   run → classify, the "closed" check, close() with a grace period, and the one rule for
  *   acquires of unknown outcome;
  * - {@link WatchFanOut}: the election → callbacks fan-out of push watches;
- * - the leader-state rules every store shares: key check, size limit, JSON encoding of the stored
- *   `{ value, term }` entry, and the "lost" and "does not support" errors.
+ * - construction checks (connection URL, key prefix), driver error codes, server-clock limits.
+ * The leader-state rules live in state-support.ts, the handover encodings in handover-support.ts,
+ * the capability guards in the contract (lease-store.ts).
  *
  * Composition rather than a base class: the stores differ in what a connection is (a pool, one
  * client, an HTTP pipeline, nothing at all), and each uses only the parts it needs — a base class
@@ -26,7 +27,7 @@ import {
  */
 
 /** How long close() waits for in-flight clean-ups before ending connections anyway. */
-export const CLOSE_GRACE_MS = 5_000;
+const CLOSE_GRACE_MS = 5_000;
 
 /** Refuses to start another request once the call's signal aborted (call it between requests). */
 export type Step = () => void;
@@ -237,6 +238,17 @@ export function checkConnectionUrl(
   }
 }
 
+/** Printable ASCII without spaces, at most 200 characters: safe in a Redis key or channel and in an etcd key. */
+const KEY_PREFIX = /^[\x21-\x7e]{0,200}$/;
+
+/** The `keyPrefix` of a key-value store (Redis, etcd), refused at construction when malformed. */
+export function checkKeyPrefix(store: string, prefix: string): string {
+  if (typeof prefix !== 'string' || !KEY_PREFIX.test(prefix)) {
+    throw new TypeError(messages.backend.invalidPrefix(store, 'keyPrefix', prefix));
+  }
+  return prefix;
+}
+
 /** A driver error's `code` (SQLSTATE, ER_…, ECONNREFUSED), if it has a string one. */
 export function errorCode(error: unknown): string | undefined {
   const value = (error as { code?: unknown } | undefined)?.code;
@@ -254,5 +266,3 @@ export function serverClockLimits(server: string): LeaseStoreLimits {
     reason: messages.backend.shortLeaseReason(server),
   };
 }
-
-// ---- Leader state ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { LeaderElectionExplorer } from '../leader-election.explorer.js';
 import { messages } from '../leader-election.messages.js';
 import { type TestingElector, TestingElectors } from './testing.elector.js';
@@ -14,7 +14,10 @@ import { type TestingElector, TestingElectors } from './testing.elector.js';
 @Injectable()
 export class TestingLeadership {
   constructor(
-    private readonly electors: TestingElectors,
+    // Typed by what it uses: TestingElectors is @internal (not in the shipped .d.ts), so naming it
+    // here would leave the declaration a name that does not exist. Injected by its token.
+    @Inject(TestingElectors)
+    private readonly electors: { get(election: string | undefined, method: string): TestingElector },
     private readonly explorer: LeaderElectionExplorer,
   ) {}
 

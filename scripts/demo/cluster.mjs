@@ -3,7 +3,7 @@
 // (the tour waits on them) and lines for the user (narration.mjs).
 import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
-import { ChildGroup, isRunning, spawnNode } from '../lib/child-process.mjs';
+import { ChildGroup, isRunning, SIGTERM_WHEN_PARENT_GONE, spawnNode } from '../lib/child-process.mjs';
 import { onEvent } from './narration.mjs';
 import { APP_MAIN, ROOT } from './options.mjs';
 import { INSTANCE_COLORS, say, seconds, style } from './output.mjs';
@@ -21,17 +21,6 @@ import { CRASH_EXPECTED } from './timings.mjs';
  */
 
 /** @typedef {{ instance: Instance, event: string, fields: Record<string, any>, at: number }} InstanceEvent */
-
-/** Preloaded into each instance: a closed stdin means the demo is gone, so shut down gracefully. */
-const INSTANCE_GUARD = `data:text/javascript,${encodeURIComponent(
-  [
-    "const stop = () => process.kill(process.pid, 'SIGTERM');",
-    "process.stdin.on('end', stop);",
-    "process.stdin.on('error', stop);",
-    'process.stdin.resume();',
-    'process.stdin.unref();', // watching stdin must not keep the process alive on its own
-  ].join('\n'),
-)}`;
 
 export class Cluster {
   /**
@@ -73,7 +62,7 @@ export class Cluster {
     this.state.startedAt ??= Date.now();
     const port = this.options.basePort + index;
     const child = this.children.add(
-      spawnNode(['--import', INSTANCE_GUARD, APP_MAIN], {
+      spawnNode(['--import', SIGTERM_WHEN_PARENT_GONE, APP_MAIN], {
         cwd: ROOT,
         env: {
           ...connection,

@@ -14,6 +14,20 @@ import { spawn } from 'node:child_process';
 const exits = new WeakMap();
 
 /**
+ * For `node --import <this> app.js`, when the app is not ours to change (a demo instance, a test
+ * app): a closed stdin means the parent is gone, so the app shuts down gracefully (SIGTERM).
+ */
+export const SIGTERM_WHEN_PARENT_GONE = `data:text/javascript,${encodeURIComponent(
+  [
+    "const stop = () => process.kill(process.pid, 'SIGTERM');",
+    "process.stdin.on('end', stop);",
+    "process.stdin.on('error', stop);",
+    'process.stdin.resume();',
+    'process.stdin.unref();', // watching stdin must not keep the process alive on its own
+  ].join('\n'),
+)}`;
+
+/**
  * `node <args>` with piped stdin, stdout and stderr; `env` adds to this process's environment.
  * @param {string[]} args
  * @param {{ cwd?: string, env?: Record<string, string | undefined> }} [options]

@@ -8,12 +8,12 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { freePort } from '../../scripts/lib/ports.mjs';
 import { buildSampleApp } from '../support/build-sample-app.js';
 import { parsePrometheusText, samplesOf, sampleValue } from '../support/prometheus-text.js';
 
@@ -45,17 +45,6 @@ interface Replica {
   child: ChildProcessWithoutNullStreams;
   output: string[];
   exited: Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function startReplica(id: string, elections: string[]): Promise<Replica> {

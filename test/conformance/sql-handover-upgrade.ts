@@ -1,8 +1,7 @@
 // The upgrade of a SQL store's table to the handover columns, run by the PostgreSQL and MySQL specs:
 // a table made by the previous version, replicas of that version running beside new ones (their own
 // statements, sent by hand), two new instances migrating at once, and createTable: false.
-import { supportsHandover } from '../../lib/stores/handover-support.js';
-import type { HandoverRequest, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
+import { type HandoverRequest, type Lease, type LeaseStore, supportsHandover } from '../../lib/stores/lease-store.js';
 
 /** A replica of the previous version: the statements it sends, which never name the handover columns. */
 export interface PreviousVersionReplica {

@@ -7,9 +7,11 @@ import {
   LeaseLostError,
   type LeaseStore,
   type StateCallOptions,
+  type StateCapableStore,
+  supportsState,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { DEFAULT_MAX_STATE_BYTES, type StateCapableStore, supportsState } from '../../lib/stores/state-support.js';
+import { DEFAULT_MAX_STATE_BYTES } from '../../lib/stores/state-support.js';
 import type { ConformanceTarget } from './lease-store.conformance.js';
 
 const CALL_TIMEOUT_MS = 10_000;

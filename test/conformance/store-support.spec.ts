@@ -1,15 +1,19 @@
 // The store-support module on its own: what every store inherits from it, with a protocol whose
 // timing the test controls (the conformance suites show the same on real servers).
 import { jest } from '@jest/globals';
-import { FatalLeaseStoreError, LeaseLostError, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import {
+  FatalLeaseStoreError,
+  LeaseLostError,
+  stateUnsupportedError,
+  supportsState,
+  TransientLeaseStoreError,
+} from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import {
   DEFAULT_MAX_STATE_BYTES,
   decodeStateEntry,
   onceUntilDone,
   prepareStateWrite,
-  stateUnsupportedError,
-  supportsState,
   withStateColumn,
 } from '../../lib/stores/state-support.js';
 import { type AcquireProtocol, StoreCalls, WatchFanOut } from '../../lib/stores/store-support.js';

@@ -5,6 +5,7 @@ import {
   Get,
   HttpException,
   type INestApplication,
+  Injectable,
   Post,
   Scope,
   UseGuards,
@@ -76,6 +77,45 @@ class RequestScopedController {
 }
 
 const controllers = [AdminController, GuardOnlyController, RequestScopedController];
+
+/** Job methods (not routes) that ran, in order: none may, on any scoped instance. */
+const jobRuns: string[] = [];
+
+@Injectable({ scope: Scope.REQUEST })
+class RequestScopedJobs {
+  @LeaderOnly()
+  run(): string {
+    jobRuns.push('RequestScopedJobs.run');
+    return 'ran';
+  }
+
+  @LeaderOnly()
+  async runAsync(): Promise<string> {
+    jobRuns.push('RequestScopedJobs.runAsync');
+    return 'ran';
+  }
+}
+
+@Injectable({ scope: Scope.TRANSIENT })
+class TransientJobs {
+  @LeaderOnly()
+  run(): string {
+    jobRuns.push('TransientJobs.run');
+    return 'ran';
+  }
+
+  @LeaderOnly()
+  async runAsync(): Promise<string> {
+    jobRuns.push('TransientJobs.runAsync');
+    return 'ran';
+  }
+}
+
+/** A singleton holding its own transient instance: the usual way a transient provider is used. */
+@Injectable()
+class TransientJobsConsumer {
+  constructor(readonly jobs: TransientJobs) {}
+}
 
 describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
   const apps: INestApplication[] = [];
@@ -243,5 +283,38 @@ describe('@LeaderOnly routes and LeaderOnlyGuard (real HTTP)', () => {
     expect(handled).toEqual(['slow@app-a']);
     await waitFor('follower takeover', () => electionOf(follower).isLeader());
     await request(follower.getHttpServer()).get('/admin/report').expect(200, { ranOn: 'app-b' });
+  });
+
+  it('request-scoped and transient providers: their @LeaderOnly jobs throw even on the leader (no instance is bound); request scope is warned at startup', async () => {
+    jobRuns.length = 0;
+    const logger = new CaptureLogger();
+    const leader = await createApp({
+      election: { store: new InMemoryLeaseStore(), identity: 'app-a' },
+      providers: [RequestScopedJobs, TransientJobs, TransientJobsConsumer],
+      logger,
+    });
+    apps.push(leader);
+    await electionOf(leader).waitForLeadership(AbortSignal.timeout(5_000));
+
+    const instances: Array<[string, RequestScopedJobs | TransientJobs]> = [
+      ['RequestScopedJobs', await leader.resolve(RequestScopedJobs)],
+      ['TransientJobs', await leader.resolve(TransientJobs)],
+      ['TransientJobs', leader.get(TransientJobsConsumer).jobs],
+    ];
+    for (const [name, jobs] of instances) {
+      const notBound = new RegExp(`^${name}\\.run(Async)? is @LeaderOnly\\(\\) but its instance is not bound`);
+      expect(() => jobs.run()).toThrow(notBound);
+      await expect(jobs.runAsync()).rejects.toThrow(notBound);
+    }
+    // Never run: not on this leader, so never on every replica either.
+    expect(jobRuns).toEqual([]);
+    // Request-scoped: named at startup. (A transient provider is not warned of today: Nest holds no
+    // single instance of it for the explorer to see; its calls still throw, as above.)
+    for (const label of ['RequestScopedJobs.run', 'RequestScopedJobs.runAsync']) {
+      const warned = new RegExp(
+        `^${label.replace('.', '\\.')} is @LeaderOnly\\(\\) or a leadership hook in a request-scoped or transient provider`,
+      );
+      expect(logger.matching('warn', warned)).toHaveLength(1);
+    }
   });
 });

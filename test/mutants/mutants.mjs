@@ -206,7 +206,7 @@ export const mutants = [
   {
     id: 'handover-any-term',
     rule: 'a handover request is honoured only by the leader of the term it names (a stale one never moves a later leader)',
-    file: 'lib/election/election-loop.ts',
+    file: 'lib/election/handover.ts',
     from: '    if (request.term !== term.lease.term) return;\n',
     to: '',
     tests: ['test/unit/elector-handover.spec.ts'],
@@ -223,7 +223,7 @@ export const mutants = [
   {
     id: 'spread-margin-one',
     rule: 'spread moves an election only when the leader leads at least 2 more than the requester (else it flaps)',
-    file: 'lib/election/election-loop.ts',
+    file: 'lib/election/handover.ts',
     from: '(this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2',
     to: '(this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 1',
     tests: ['test/unit/elector-handover.spec.ts'],

@@ -5,7 +5,6 @@ import {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
-  FatalLeaseStoreError,
   type HandoverRequest,
   type LeaderStateEntry,
   type Lease,
@@ -27,14 +26,13 @@ import {
   type AzureAuthKind,
   type AzureOperation,
   classifyAzureError,
-  codeOf,
-  isAlreadyThere,
   isLeaseConflict,
   isMissing,
   statusOf,
   summarize,
 } from './azure-errors.js';
 import { deleteRequest, getRequest, listElectionNames, putRequest, SIDE_BLOB_SUFFIX } from './azure-handover.js';
+import { BrokenLeases, createBlob, heldBy, leaseSeconds } from './azure-lease.js';
 import {
   holderMetadata,
   holderOf,
@@ -77,8 +75,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   /** Built once the SDK is loaded (import started at construction, awaited by the first call). */
   private readonly containerClient: Promise<ContainerClient>;
   private readonly blobPrefix: string;
-  /** Leases seen breaking or broken, per blob: under which term, and when first (monotonic ms). */
-  private readonly brokenSeen = new Map<string, { term: number; since: number }>();
+  private readonly broken = new BrokenLeases();
   private readonly written = new WrittenMetadata();
   private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
@@ -108,7 +105,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
         } catch (error) {
           if (!isMissing(error)) throw this.classify(error, 'read', election, signal);
         }
-        const held = properties && this.heldNow(blob.name, properties, request.leaseDurationMs);
+        const held = properties && this.broken.heldNow(blob.name, properties, request.leaseDurationMs);
         if (held) return held;
         // Free but reserved for another identity by a directed handover: refused without a request.
         const reserved = properties && reservationOf(properties);
@@ -123,11 +120,11 @@ export class AzureBlobLeaseStore implements LeaseStore {
             await leaseClient.acquireLease(seconds, { abortSignal: signal });
           } catch (error) {
             if (!isMissing(error)) throw error;
-            await this.createBlob(blob, signal);
+            await createBlob(this.containerClient, blob, signal);
             await leaseClient.acquireLease(seconds, { abortSignal: signal });
           }
         } catch (error) {
-          if (isLeaseConflict(error)) return this.heldBy(election, signal);
+          if (isLeaseConflict(error)) return heldBy(this, election, signal);
           throw this.classify(error, 'acquire', election, signal);
         }
         // The lease is ours; record a term greater than any before it. Only our lease can write
@@ -139,7 +136,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
           // The meta is written with the term, and any reservation (ours, or a stale one) cleared.
           const metadata = holderMetadata(leased.metadata, term, identity, meta);
           await blob.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId, ifMatch: leased.etag } });
-          this.brokenSeen.delete(blob.name);
+          this.broken.forget(blob.name);
           this.written.recorded(leaseId, metadata, meta);
           return { acquired: true, lease: { election, holder: identity, leaseId, term } };
         } catch (error) {
@@ -331,62 +328,6 @@ export class AzureBlobLeaseStore implements LeaseStore {
     });
   }
 
-  /**
-   * "Held" when the read shows the lease taken (leased, or breaking: an acquire is refused in both).
-   * A lease broken from outside (Break Lease, period 0) is free at once, but its holder learns it
-   * only at its next renewal and acts until then, up to its renew deadline — counted from its last
-   * renewal, which came before the break. So a broken lease counts as held for one lease duration
-   * from when we first saw it breaking or broken (under that term): by then that deadline is past.
-   * Undefined when an acquire may succeed.
-   */
-  private heldNow(blobName: string, properties: BlobProperties, leaseDurationMs: number): AcquireResult | undefined {
-    const term = termOf(properties.metadata);
-    const holder = holderOf(properties.metadata);
-    const held: AcquireResult = { acquired: false, holder, term, ...metaOf(properties.metadata) };
-    const state = properties.leaseState;
-    if (state !== 'broken' && state !== 'breaking') {
-      this.brokenSeen.delete(blobName);
-      return properties.leaseStatus === 'locked' ? held : undefined;
-    }
-    const now = performance.now();
-    let seen = this.brokenSeen.get(blobName);
-    if (seen?.term !== term) {
-      seen = { term, since: now };
-      this.brokenSeen.set(blobName, seen);
-    }
-    return state === 'breaking' || now - seen.since < leaseDurationMs ? held : undefined;
-  }
-
-  /** Creates the container and an empty blob when missing; losing either creation race is fine. */
-  private async createBlob(blob: BlockBlobClient, abortSignal: AbortSignal): Promise<void> {
-    const containerClient = await this.containerClient;
-    // ifNoneMatch '*': never overwrite an existing blob, it carries the term.
-    const upload = () => blob.upload('', 0, { abortSignal, conditions: { ifNoneMatch: '*' } });
-    try {
-      await upload();
-      return;
-    } catch (error) {
-      if (isAlreadyThere(error)) return;
-      if (codeOf(error) !== 'ContainerNotFound') throw error;
-    }
-    await containerClient.createIfNotExists({ abortSignal });
-    try {
-      await upload();
-    } catch (error) {
-      if (!isAlreadyThere(error)) throw error;
-    }
-  }
-
-  private async heldBy(election: string, signal: AbortSignal): Promise<AcquireResult> {
-    try {
-      const info = await this.read(election, { signal });
-      return { acquired: false, holder: info.holder, term: info.term, ...(info.meta ? { meta: info.meta } : {}) };
-    } catch {
-      // Who holds it is a courtesy; failing to say must not turn "held" into an error.
-      return { acquired: false };
-    }
-  }
-
   private classify(error: unknown, operation: AzureOperation, election: string, signal: AbortSignal): LeaseStoreError {
     return classifyAzureError(error, {
       operation,
@@ -396,12 +337,4 @@ export class AzureBlobLeaseStore implements LeaseStore {
       signal,
     });
   }
-}
-
-function leaseSeconds(leaseDurationMs: number): number {
-  const seconds = leaseDurationMs / 1000;
-  if (!Number.isInteger(seconds) || seconds < 15 || seconds > 60) {
-    throw new FatalLeaseStoreError(messages.azure.leaseDurationInvalid(leaseDurationMs));
-  }
-  return seconds;
 }

@@ -1,10 +1,32 @@
-import type { IOptions } from 'etcd3';
+// A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
+// users have installed the optional peer `etcd3`.
+import { Etcd3, type IOptions } from 'etcd3';
 import { messages } from '../../leader-election.messages.js';
+import type { StoreCalls } from '../store-support.js';
 
 const STORE = 'EtcdLeaseStore';
 
 /** An endpoint: `host:port`, optionally after `http://` or `https://`. */
 const ENDPOINT = /^(https?:\/\/)?[^\s/:@]+(:\d{1,5})?\/?$|^(https?:\/\/)?\[[0-9a-fA-F:.]+\](:\d{1,5})?\/?$/;
+
+export interface EtcdLeaseStoreOptions {
+  /** An existing etcd3 client. The store never closes it. */
+  client?: Etcd3;
+  /**
+   * Endpoint(s) (`http://host:2379`) or etcd3 options for a client the store opens (and closes in
+   * `close()`). Defaults added unless given: dial timeout 5 s, no client-side retries.
+   */
+  connection?: string | string[] | IOptions;
+  /**
+   * Prefix of the keys: `<prefix><election>` is the lease key, `<prefix><election>/term` records
+   * the last term, `<prefix><election>/state/<key>` holds leader state, `<prefix><election>/reserved`
+   * a directed handover's reservation and `<prefix><election>/handover` the pending handover
+   * request. Default `leader-election/`.
+   */
+  keyPrefix?: string;
+  /** Upper bound of one gRPC call (its deadline), besides the caller's signal. Default 10000. */
+  callTimeoutMs?: number;
+}
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
 
@@ -18,7 +40,7 @@ const NO_POLICY = {
 } as unknown as Policy;
 
 /** Options of the client the store opens: no client-side retries, a 5 s dial timeout. */
-export function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
+function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
   const config = typeof connection === 'string' || Array.isArray(connection) ? { hosts: connection } : connection;
   const hosts = config?.hosts;
   for (const host of Array.isArray(hosts) ? hosts : [hosts]) {
@@ -34,4 +56,33 @@ export function etcdClientOptions(connection: string | string[] | IOptions): IOp
     ...config,
     faultHandling: { host: () => NO_POLICY, global: NO_POLICY, ...config.faultHandling },
   };
+}
+
+/** The store's way to its server: the user's client, or one of its own (opened on first use, closed by {@link close}). */
+export class EtcdClient {
+  private readonly userClient?: Etcd3;
+  private readonly connection?: IOptions;
+  private client?: Etcd3;
+
+  constructor(
+    /** Throws once the store is closed: nothing reopens a client then. */
+    private readonly calls: Pick<StoreCalls, 'assertOpen'>,
+    options: EtcdLeaseStoreOptions,
+  ) {
+    this.userClient = options.client;
+    if (!options.client) {
+      this.connection = etcdClientOptions(options.connection as string | string[] | IOptions);
+    }
+  }
+
+  getClient(): Etcd3 {
+    this.calls.assertOpen();
+    this.client ??= this.userClient ?? new Etcd3(this.connection);
+    return this.client;
+  }
+
+  /** Only our own client: a client the user passed in stays theirs. */
+  close(): unknown {
+    return this.client !== this.userClient && this.client?.close();
+  }
 }

@@ -66,7 +66,7 @@ export async function readSnapshot(
   return snapshotOf((await etcd.kv.txn({ success: snapshotOps(keys, election) }, options)).responses);
 }
 
-export function snapshotOps(keys: EtcdKeys, election: string): IRequestOp[] {
+function snapshotOps(keys: EtcdKeys, election: string): IRequestOp[] {
   return [keys.lease(election), keys.reserved(election), keys.term(election)].map((key) => ({
     request_range: { key: Buffer.from(key) },
   }));

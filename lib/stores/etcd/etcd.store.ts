@@ -1,6 +1,6 @@
 // A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
 // users have installed the optional peer `etcd3`.
-import { Etcd3, type IOptions } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { messages } from '../../leader-election.messages.js';
 import { throwIfAborted } from '../../shared/abort.js';
 import {
@@ -26,8 +26,8 @@ import {
   type StateCallOptions,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
-import { type Step, StoreCalls } from '../store-support.js';
-import { etcdClientOptions } from './etcd-client.js';
+import { checkKeyPrefix, type Step, StoreCalls } from '../store-support.js';
+import { EtcdClient, type EtcdLeaseStoreOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
 import { keepAliveOnce, revokeLease } from './etcd-leases.js';
 import {
@@ -47,30 +47,12 @@ import {
 } from './etcd-txns.js';
 import { EtcdDeleteWatches } from './etcd-watch.js';
 
+export type { EtcdLeaseStoreOptions } from './etcd-client.js';
+
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';
-const PREFIX = /^[\x21-\x7e]{0,200}$/;
 /** etcd lease ids are 64-bit integers; etcd3 passes them as decimal strings. */
 const LEASE_ID = /^[1-9][0-9]{0,19}$/;
-
-export interface EtcdLeaseStoreOptions {
-  /** An existing etcd3 client. The store never closes it. */
-  client?: Etcd3;
-  /**
-   * Endpoint(s) (`http://host:2379`) or etcd3 options for a client the store opens (and closes in
-   * `close()`). Defaults added unless given: dial timeout 5 s, no client-side retries.
-   */
-  connection?: string | string[] | IOptions;
-  /**
-   * Prefix of the keys: `<prefix><election>` is the lease key, `<prefix><election>/term` records
-   * the last term, `<prefix><election>/state/<key>` holds leader state, `<prefix><election>/reserved`
-   * a directed handover's reservation and `<prefix><election>/handover` the pending handover
-   * request. Default `leader-election/`.
-   */
-  keyPrefix?: string;
-  /** Upper bound of one gRPC call (its deadline), besides the caller's signal. Default 10000. */
-  callTimeoutMs?: number;
-}
 
 /**
  * Leases as etcd leases: the election key is created only if absent (a transaction comparing its
@@ -105,9 +87,7 @@ export class EtcdLeaseStore implements LeaseStore {
 
   private readonly keys: EtcdKeys;
   private readonly callTimeoutMs: number;
-  private readonly userClient?: Etcd3;
-  private readonly connection?: IOptions;
-  private client?: Etcd3;
+  private readonly etcd: EtcdClient;
   private readonly watches = new EtcdDeleteWatches(() => this.getClient());
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
@@ -123,16 +103,10 @@ export class EtcdLeaseStore implements LeaseStore {
         messages.backend.clientOrConnection(STORE, 'an etcd3 Etcd3 client', 'endpoints or etcd3 options'),
       );
     }
-    const prefix = options.keyPrefix ?? DEFAULT_PREFIX;
-    if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
-      throw new TypeError(messages.backend.invalidPrefix(STORE, 'keyPrefix', prefix));
-    }
+    const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
     this.keys = new EtcdKeys(prefix);
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
-    this.userClient = options.client;
-    if (!options.client) {
-      this.connection = etcdClientOptions(options.connection as string | string[] | IOptions);
-    }
+    this.etcd = new EtcdClient(this.calls, options);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -309,7 +283,7 @@ export class EtcdLeaseStore implements LeaseStore {
     return this.calls.close({
       stopWatching: () => this.watches.close(),
       // Only our own client: a client the user passed in stays theirs.
-      disconnect: () => this.client !== this.userClient && this.client?.close(),
+      disconnect: () => this.etcd.close(),
     });
   }
 
@@ -342,8 +316,6 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   private getClient(): Etcd3 {
-    this.calls.assertOpen();
-    this.client ??= this.userClient ?? new Etcd3(this.connection);
-    return this.client;
+    return this.etcd.getClient();
   }
 }

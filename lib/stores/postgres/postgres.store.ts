@@ -46,6 +46,7 @@ import {
   postgresStatements,
   qualified,
 } from './postgres-sql.js';
+import { identifier, jsonb, NUL_ESCAPE } from './postgres-values.js';
 
 export type { PostgresLeaseStoreOptions } from './postgres-client.js';
 export {
@@ -56,9 +57,6 @@ export {
 } from './postgres-sql.js';
 
 const STORE = 'PostgresLeaseStore';
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-/** JSON's escape of U+0000 (not preceded by an escaping backslash), which jsonb refuses. */
-const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 /**
  * Leases as rows of a PostgreSQL table: `INSERT … ON CONFLICT DO UPDATE … WHERE expires_at <= now`
@@ -143,7 +141,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const { election, identity, leaseDurationMs } = request;
-    const meta = this.jsonb(encodeLeaseMeta(STORE, request.meta), 'lease meta');
+    const meta = jsonb(encodeLeaseMeta(STORE, request.meta), 'lease meta');
     return this.calls.acquire(request, {
       attempt: async (leaseId, step) => {
         const values = [election, identity, leaseId, leaseDurationMs];
@@ -174,7 +172,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
-    const meta = this.jsonb(encodeLeaseMeta(STORE, options.meta), 'lease meta');
+    const meta = jsonb(encodeLeaseMeta(STORE, options.meta), 'lease meta');
     const values = [lease.election, lease.leaseId, lease.term, options.leaseDurationMs];
     const rows = await this.calls.run(options.signal, (step) =>
       meta === undefined
@@ -229,7 +227,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
-    const json = this.jsonb(encodeHandoverRequest(STORE, request), 'handover request');
+    const json = jsonb(encodeHandoverRequest(STORE, request), 'handover request');
     const values = [request.election, json, randomUUID()];
     await this.calls.run(options.signal, (step) =>
       this.handoverColumns.required(step, () => this.query(step, this.sql.requestHandover, values)),
@@ -281,14 +279,6 @@ export class PostgresLeaseStore implements LeaseStore {
     return row;
   }
 
-  /** JSON bound for a jsonb column: U+0000, which jsonb refuses (22P05), is refused up front. */
-  private jsonb(json: string | undefined, what: string): string | undefined {
-    if (json !== undefined && NUL_ESCAPE.test(json)) {
-      throw new TypeError(messages.handover.notStorable(STORE, what, 'U+0000, which jsonb cannot hold'));
-    }
-    return json;
-  }
-
   /** One statement under `signal`; see {@link query}. */
   private run<R extends QueryResultRow = QueryResultRow>(signal: AbortSignal, text: string, values: unknown[]) {
     return this.calls.run(signal, (step) => this.query<R>(step, text, values));
@@ -297,13 +287,4 @@ export class PostgresLeaseStore implements LeaseStore {
   private query<R extends QueryResultRow = QueryResultRow>(step: Step, text: string, values: unknown[]) {
     return this.client.query<R>(step, text, values);
   }
-}
-
-// ---- helpers ------------------------------------------------------------------------------------
-
-function identifier(option: string, value: string): string {
-  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
-    throw new TypeError(messages.backend.invalidIdentifier(STORE, option, value, 63));
-  }
-  return value;
 }

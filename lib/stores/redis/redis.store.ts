@@ -1,6 +1,6 @@
 // A static import is fine here: this file is reachable only through the `/redis` subpath, whose
 // users have installed the optional peer `ioredis`.
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { messages } from '../../leader-election.messages.js';
 import {
   decodeHandoverRequest,
@@ -25,7 +25,8 @@ import type {
 } from '../lease-store.js';
 import { LeaseLostError } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
-import { checkConnectionUrl, StoreCalls, serverClockLimits } from '../store-support.js';
+import { checkKeyPrefix, StoreCalls, serverClockLimits } from '../store-support.js';
+import { connectionOf, RedisClient, type RedisLeaseStoreOptions } from './redis-client.js';
 import { classifyRedisError, replyCode } from './redis-errors.js';
 import {
   ACQUIRE,
@@ -40,30 +41,10 @@ import {
 } from './redis-scripts.js';
 import { RedisSubscriber } from './redis-subscriber.js';
 
+export type { RedisLeaseStoreOptions } from './redis-client.js';
+
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
-const PREFIX = /^[\x21-\x7e]{0,200}$/;
-const URL_PROTOCOLS = ['redis:', 'rediss:'];
-
-export interface RedisLeaseStoreOptions {
-  /** An existing ioredis client. The store never closes it (watch() opens a duplicate of its own). */
-  client?: Redis;
-  /**
-   * Redis URL or ioredis options for a client the store opens (and closes in `close()`).
-   * Defaults added unless given: connect timeout 5 s, at most 1 retry per command, disconnect
-   * timeout 0.5 s.
-   */
-  connection?: string | RedisOptions;
-  /**
-   * Prefix of every key and of the release channel. Default `leader-election:`. Keys are
-   * `<prefix>{<election>}` (the lease), `<prefix>{<election>}:term` (the fencing counter),
-   * `<prefix>{<election>}:state` (the leader-state hash), `<prefix>{<election>}:reserved` (a
-   * directed handover's reservation) and `<prefix>{<election>}:handover` (the pending handover
-   * request): the braces keep them in one Redis Cluster slot, so one script can check the lease
-   * and write the others.
-   */
-  keyPrefix?: string;
-}
 
 /** Election names in keys this store wrote: only the term counter and the request mark one. */
 const ELECTION_KEY = /^\{(.+)\}:(term|handover)$/;
@@ -92,16 +73,13 @@ export class RedisLeaseStore implements LeaseStore {
 
   private readonly prefix: string;
   private readonly channel: string;
-  private readonly userClient?: Redis;
-  private readonly connection?: { url?: string; options: RedisOptions };
-  private client?: Redis;
+  private readonly redis: RedisClient;
   private subscriber?: RedisSubscriber;
   private readonly calls = new StoreCalls({
     name: STORE,
     classify: (error) => classifyRedisError(error, this.prefix),
-    onBusy: (busy) => this.holdProcess(busy),
+    onBusy: (busy) => this.redis.holdProcess(busy),
   });
-  private busy = false;
 
   constructor(options: RedisLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
@@ -109,26 +87,10 @@ export class RedisLeaseStore implements LeaseStore {
         messages.backend.clientOrConnection(STORE, 'an ioredis Redis client', 'a Redis URL or ioredis options'),
       );
     }
-    const prefix = options.keyPrefix ?? DEFAULT_PREFIX;
-    if (typeof prefix !== 'string' || !PREFIX.test(prefix)) {
-      throw new TypeError(messages.backend.invalidPrefix(STORE, 'keyPrefix', prefix));
-    }
+    const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
     this.prefix = prefix;
     this.channel = `${prefix}released`;
-    this.userClient = options.client;
-    if (!options.client) {
-      // Bounded: a command waits for at most one reconnection, and the signal bounds it anyway.
-      // A short disconnect timeout: ioredis keeps a (non-unref'd) timer that long after
-      // disconnecting from a dead server, which would hold up the process's exit.
-      const defaults: RedisOptions = { connectTimeout: 5_000, maxRetriesPerRequest: 1, disconnectTimeout: 500 };
-      if (typeof options.connection === 'string') {
-        checkConnectionUrl(STORE, 'connection', options.connection, URL_PROTOCOLS, 'redis://user:password@host:6379/0');
-      }
-      this.connection =
-        typeof options.connection === 'string'
-          ? { url: options.connection, options: defaults }
-          : { options: { ...defaults, ...options.connection } };
-    }
+    this.redis = new RedisClient(this.calls, options.client, options.client ? undefined : connectionOf(options));
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -245,7 +207,7 @@ export class RedisLeaseStore implements LeaseStore {
     return this.calls.close({
       stopWatching: async () => this.subscriber?.close(),
       // Only our own client: a client the user passed in stays theirs.
-      disconnect: () => this.client?.disconnect(),
+      disconnect: () => this.redis.disconnect(),
     });
   }
 
@@ -302,27 +264,6 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   private getClient(): Redis {
-    this.calls.assertOpen();
-    if (this.userClient) return this.userClient;
-    if (!this.client) {
-      const { url, options } = this.connection as { url?: string; options: RedisOptions };
-      this.client = url === undefined ? new Redis(options) : new Redis(url, options);
-      // Connection failures surface as rejected commands; without a listener ioredis would also
-      // print every reconnection error to the console.
-      this.client.on('error', () => undefined);
-      this.client.on('connect', () => this.holdProcess(this.busy));
-    }
-    return this.client;
-  }
-
-  /**
-   * Our own connection holds the process only while a call is in flight: once the elector stopped,
-   * an idle store does not keep the process alive (a user's client stays as the user made it).
-   */
-  private holdProcess(busy: boolean): void {
-    this.busy = busy;
-    const stream = this.client?.stream;
-    if (busy) stream?.ref?.();
-    else stream?.unref?.();
+    return this.redis.getClient();
   }
 }

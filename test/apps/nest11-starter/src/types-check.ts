@@ -1,14 +1,34 @@
 // Compiled by `nest build` with the rest of src/ and never run: each marked line must be a type
-// error. Should the package's declarations go missing (everything becomes `any`), the markers
-// are unused and the build fails with TS2578.
+// error. Should the package's declarations of an entry go missing (everything becomes `any`), the
+// markers are unused and the build fails with TS2578. Every entry is here: a broken `exports`,
+// `typesVersions` (node10) or .d.ts of any one fails this app's build.
 import { LeaderElectionModule, LeaderOnly } from 'nestjs-leader-election';
+import { EtcdLeaseStore } from 'nestjs-leader-election/etcd';
+import { MySqlLeaseStore } from 'nestjs-leader-election/mysql';
 import { PostgresLeaseStore } from 'nestjs-leader-election/postgres';
+import { RedisLeaseStore } from 'nestjs-leader-election/redis';
+import type { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
+import { FakeClock, LeaderElectionTestingModule, type TestingLeadership } from 'nestjs-leader-election/testing';
 
-export function typesCheck() {
+export function typesCheck(health: LeaderElectionHealthIndicator, leadership: TestingLeadership) {
   // @ts-expect-error once is 'per-tick' or nothing
   LeaderOnly({ once: 'per-day' });
   // @ts-expect-error the election name is required
   LeaderElectionModule.forRoot({ store: new PostgresLeaseStore({}) });
+  // @ts-expect-error table is a string
+  new MySqlLeaseStore({ table: 42 });
+  // @ts-expect-error keyPrefix is a string
+  new RedisLeaseStore({ keyPrefix: 42 });
+  // @ts-expect-error callTimeoutMs is a number
+  new EtcdLeaseStore({ callTimeoutMs: '5s' });
+  // @ts-expect-error the indicator's key is a string
+  health.isHealthy(42);
+  // @ts-expect-error leader is a boolean
+  LeaderElectionTestingModule.forRoot({ leader: 'yes' });
+  // @ts-expect-error a term is a number
+  void leadership.elect('2');
+  // @ts-expect-error the start time is a number
+  new FakeClock('now');
   // @ts-expect-error table is a string
   return new PostgresLeaseStore({ table: 42 });
 }
