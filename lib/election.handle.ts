@@ -24,7 +24,7 @@ import type { Meter } from './metrics/otel-api.js';
 import { onSettled } from './metrics/settled.js';
 import { errorMessage } from './shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from './stores/lease-store.js';
-import { type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
+import { type StuckAfter, type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
 /** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */
 export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
@@ -69,14 +69,14 @@ export class ElectionHandle {
   private metrics?: ElectionMetrics;
   /** `@LeaderOnly` handlers known so far: their counters start at 0 once metrics exist. */
   private readonly leaderOnlyHandlers = new Set<string>();
-  private readonly stuckWork?: StuckWorkDetector;
+  /** Made when the module or a handler sets a `stuckAfterMs`. */
+  private stuckWork?: StuckWorkDetector;
 
   constructor(
     private readonly context: HandleContext,
     createElector: (handle: ElectionHandle) => LeaderElector,
   ) {
-    const { stuckAfterMs } = context.options;
-    if (stuckAfterMs !== undefined) this.stuckWork = new StuckWorkDetector(stuckAfterMs, (work) => this.onStuck(work));
+    if (context.options.stuckAfterMs !== undefined) this.stuckWork = this.newStuckWorkDetector();
     this.elector = createElector(this);
     this.isLeader$ = defer(() =>
       merge(
@@ -174,27 +174,40 @@ export class ElectionHandle {
    * Runs `fn` with the term's `{ term, signal }` if this instance leads this election right now,
    * and counts it until it settles, so a handover or shutdown waits for it before releasing;
    * otherwise returns undefined without calling it. For work registered at run time (jobs added
-   * through `SchedulerRegistry`, queue consumers).
+   * through `SchedulerRegistry`, queue consumers). `name` (default `'runIfLeader'`) is the handler
+   * label of its metrics and of a stuck-work report.
    */
-  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined {
+  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T>(name: string, fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T>(nameOrFn: string | ((term: LeadershipTerm) => T), named?: (term: LeadershipTerm) => T): T | undefined {
+    const [handler, fn] = handlerCall('runIfLeader', nameOrFn, named);
     if (!this.isLeader()) {
-      this.countSkipped('runIfLeader');
+      this.countSkipped(handler);
       return undefined;
     }
     const term = this.term;
     if (term === undefined) return undefined;
     const signal = this.signal;
-    return this.runLeading('runIfLeader', () => fn({ term, signal }));
+    return this.runLeading(handler, () => fn({ term, signal }));
   }
 
   /**
    * Runs `call` if this instance leads right now, tracked like `@LeaderOnly`; otherwise returns
-   * `otherwise()` (default: undefined).
+   * `otherwise()` (default: undefined). `name` (default `'runLeaderOnly'`) is the handler label of
+   * its metrics and of a stuck-work report.
    */
   runLeaderOnly<T>(call: () => T): T | undefined;
   runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
-  runLeaderOnly<T, F>(call: () => T, otherwise?: () => F): T | F | undefined {
-    return this.runHandler('runLeaderOnly', call, otherwise);
+  runLeaderOnly<T>(name: string, call: () => T): T | undefined;
+  runLeaderOnly<T, F>(name: string, call: () => T, otherwise: () => F): T | F;
+  runLeaderOnly<T, F>(
+    nameOrCall: string | (() => T),
+    callOrOtherwise?: (() => T) | (() => F),
+    otherwise?: () => F,
+  ): T | F | undefined {
+    if (typeof nameOrCall !== 'string') return this.runHandler('runLeaderOnly', nameOrCall, callOrOtherwise as () => F);
+    const [handler, call] = handlerCall('runLeaderOnly', nameOrCall, callOrOtherwise as () => T);
+    return this.runHandler(handler, call, otherwise);
   }
 
   /** @internal {@link runLeaderOnly} for a named handler: counted, timed and watched under that name. */
@@ -243,6 +256,21 @@ export class ElectionHandle {
     this.metrics?.handler(handler);
   }
 
+  /**
+   * @internal A handler's own `stuckAfterMs` (false: never stuck; undefined: the module's), declared
+   * at startup. A number watches the handler even when the module's option is off.
+   */
+  watchStuck(handler: string, stuckAfterMs: StuckAfter | undefined): void {
+    if (!this.stuckWork && typeof stuckAfterMs !== 'number') return;
+    this.stuckWork ??= this.newStuckWorkDetector();
+    this.stuckWork.declare(handler, stuckAfterMs);
+  }
+
+  /** @internal For the stuck-work gauge: each watched handler and how long its stuck call has run (ms), else 0. */
+  stuckWorkMs(): ReadonlyMap<string, number> {
+    return this.stuckWork?.stuckByHandler() ?? NONE_STUCK;
+  }
+
   /** @internal Runs a leadership-hook handler, counted for the grace after the abort. */
   trackHook<T>(call: () => T, stuckAs?: string): T {
     const { stuckWork } = this;
@@ -287,11 +315,8 @@ export class ElectionHandle {
   health(): ElectorHealth {
     const health = this.elector.health();
     const stuck = health.healthy ? this.stuckWork?.oldestStuck() : undefined;
-    if (!stuck || !this.stuckWork) return health;
-    return {
-      healthy: false,
-      reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, this.stuckWork.stuckAfterMs),
-    };
+    if (!stuck) return health;
+    return { healthy: false, reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, stuck.stuckAfterMs) };
   }
 
   /** @internal Before the first acquire: metrics (when an SDK records), then the first attempt. */
@@ -370,12 +395,25 @@ export class ElectionHandle {
     this.steppingDownChanges.next();
   }
 
+  private newStuckWorkDetector(): StuckWorkDetector {
+    return new StuckWorkDetector(this.context.options.stuckAfterMs, (work) => this.onStuck(work));
+  }
+
   private onStuck(work: StuckWork): void {
-    const { stuckAfterMs = 0, resignWhenStuck } = this.context.options;
+    const { resignWhenStuck } = this.context.options;
     const { logger } = this.context;
-    logger.warn(messages.stuckWork(this.election, work.handler, work.runningMs, stuckAfterMs));
+    logger.warn(messages.stuckWork(this.election, work.handler, work.runningMs, work.stuckAfterMs));
     if (!resignWhenStuck || !this.elector.isLeader() || this.steppingDown) return;
     logger.warn(messages.resigningStuck(this.election, work.handler));
     this.elector.resign().catch((error: unknown) => logger.error(errorMessage(error)));
   }
+}
+
+const NONE_STUCK: ReadonlyMap<string, number> = new Map();
+
+/** `[name, fn]` of a `runIfLeader`/`runLeaderOnly` call made with or without a name first. */
+function handlerCall<F>(method: string, nameOrFn: string | F, named: F | undefined): [string, F] {
+  if (typeof nameOrFn !== 'string') return [method, nameOrFn];
+  if (nameOrFn === '' || typeof named !== 'function') throw new TypeError(messages.runHandlerName(method, nameOrFn));
+  return [nameOrFn, named];
 }

@@ -188,8 +188,10 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       found.labels.push(label);
       found.hasLeaderOnly ||= leaderOnly;
       if (leaderOnly) this.checkDeclaration(fn, instance);
-      for (const { kind, election } of hooks) {
+      for (const { kind, election, stuckAfterMs } of hooks) {
         const handle = this.handleFor(`@${HOOK_NAMES[kind]}() on ${label}`, election);
+        // Only @OnElected handlers run for a term, so only they can be stuck.
+        if (kind === 'elected') handle.watchStuck(label, stuckAfterMs);
         found.hooks.push({ kind, handle, label, instance: instance as Record<string, unknown>, method });
       }
     }
@@ -206,6 +208,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const { label, options, original } = declared;
     const handle = this.handleFor(`@LeaderOnly() on ${label}`, options.election);
     handle.declareLeaderOnly(label);
+    handle.watchStuck(label, options.stuckAfterMs);
     if (options.once !== 'per-tick') return;
     const cron: CronMetadata | undefined = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, fn);
     if (!cron) throw new Error(messages.perTickWithoutCron(label));

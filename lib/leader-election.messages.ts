@@ -273,6 +273,14 @@ export const messages = {
       `${store}: ${option} is not a valid connection string (expected ${expected}); check the configuration or the environment variable it comes from`,
   },
 
+  // ---- Metrics (issue 15) --------------------------------------------------------------------------
+  metricsWiring: (wiring: 'recording' | 'no-api' | 'no-sdk') =>
+    wiring === 'recording'
+      ? 'metrics: recording through the registered OpenTelemetry MeterProvider (meter "nestjs-leader-election")'
+      : wiring === 'no-sdk'
+        ? 'metrics: not recorded: @opentelemetry/api is installed but no SDK MeterProvider was registered when the module started (register it before NestFactory.create)'
+        : 'metrics: not recorded: @opentelemetry/api is not installed (an optional peer; install it and an SDK to record)',
+
   // ---- Stuck leader work (stuckAfterMs, resignWhenStuck) -------------------------------------
   stuckAfterRange: (value: unknown, max: number) =>
     `stuckAfterMs must be a whole number of milliseconds from 1 to ${max}, or undefined to turn detection off (got ${String(value)})`,
@@ -282,6 +290,11 @@ export const messages = {
     `leader election "${election}": ${handler} has been running for ${Math.round(runningMs)} ms, longer than stuckAfterMs (${stuckAfterMs} ms)`,
   unhealthyStuck: (handler: string, runningMs: number, stuckAfterMs: number) =>
     `stuck: ${handler} has been running for ${Math.round(runningMs)} ms (stuckAfterMs ${stuckAfterMs})`,
+  onElectedOptions: (target: string, detail: string) => `@OnElected() on ${target}: ${detail}`,
+  stuckAfterOption: (value: unknown, max: number) =>
+    `stuckAfterMs must be a whole number of milliseconds from 1 to ${max}, or false for work that runs all term and is never stuck (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`,
+  runHandlerName: (method: string, name: string) =>
+    `${method}(name, fn): name must be a non-empty string (the handler label of metrics and stuck-work reports) followed by the function to run (got ${JSON.stringify(name)})`,
   resigningStuck: (election: string, handler: string) =>
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
 

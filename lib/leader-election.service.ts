@@ -21,7 +21,7 @@ import { messages } from './leader-election.messages.js';
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 import { instrumentLeaseStore } from './metrics/instrumented.store.js';
-import { type Meter, resolveMeter } from './metrics/otel-api.js';
+import { type Meter, resolveMetrics } from './metrics/otel-api.js';
 import { errorMessage } from './shared/errors.js';
 import { SpreadBalancer } from './spread.balancer.js';
 import type { LeaderStateEntry } from './stores/lease-store.js';
@@ -174,16 +174,21 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * Runs `call` if this instance leads right now, and counts it until it settles, so shutdown
    * waits for it before releasing the lease; otherwise returns `otherwise()` (default: undefined).
    * What `@LeaderOnly()` does, for code that cannot carry a decorator (a queue consumer callback).
+   * A leading `name` labels its metrics and stuck-work reports (default `'runLeaderOnly'`).
    */
   runLeaderOnly<T>(call: () => T): T | undefined;
   runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
-  runLeaderOnly<T, F>(call: () => T, otherwise?: () => F): T | F | undefined {
-    return this.defaultHandle.runHandler('runLeaderOnly', call, otherwise);
+  runLeaderOnly<T>(name: string, call: () => T): T | undefined;
+  runLeaderOnly<T, F>(name: string, call: () => T, otherwise: () => F): T | F;
+  runLeaderOnly<T, F>(...args: [string | (() => T), ((() => T) | (() => F))?, (() => F)?]): T | F | undefined {
+    return Reflect.apply(this.defaultHandle.runLeaderOnly, this.defaultHandle, args) as T | F | undefined;
   }
 
   /** Runs `fn` with the term's `{ term, signal }` while leading the default election (see {@link ElectionHandle.runIfLeader}). */
-  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined {
-    return this.defaultHandle.runIfLeader(fn);
+  runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T>(name: string, fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T>(...args: [string | ((term: LeadershipTerm) => T), ((term: LeadershipTerm) => T)?]): T | undefined {
+    return Reflect.apply(this.defaultHandle.runIfLeader, this.defaultHandle, args) as T | undefined;
   }
 
   /**
@@ -235,7 +240,10 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
 
   async onModuleInit(): Promise<void> {
     // Before the first acquire, so that it is timed and every counter reads 0 from the first scrape.
-    this.meter = await resolveMeter();
+    const { meter, wiring } = await resolveMetrics();
+    this.meter = meter;
+    // Said once: a provider registered too late (after NestFactory.create) otherwise fails silently.
+    this.logger.log(messages.metricsWiring(wiring));
     this.started = true;
     // The first acquire attempts complete here, before @nestjs/schedule mounts its timers in
     // onApplicationBootstrap: an elected instance's @Timeout jobs then run instead of being skipped.

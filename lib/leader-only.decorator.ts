@@ -8,6 +8,7 @@ import {
 } from './leader-election.constants.js';
 import { messages } from './leader-election.messages.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
+import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from './stuck-work.detector.js';
 
 /**
  * Runs the method on the elected instance only.
@@ -46,6 +47,8 @@ import { LeaderOnlyGuard } from './leader-only.guard.js';
  *   skipped. The method's calls then answer with a promise.
  * - `missed: 'skip' | 'catch-up'` (with `once: 'per-tick'`, default `'skip'`): with `'catch-up'`,
  *   a newly elected leader runs the most recent tick no leader ran, if it was due at most 24 h ago.
+ * - `stuckAfterMs: number | false`: this method's own stuck-work threshold instead of the module's
+ *   `stuckAfterMs` (a number watches it even when the module's is off); `false`: never stuck.
  */
 export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorator {
   return <T>(target: object, propertyKey: string | symbol, descriptor: TypedPropertyDescriptor<T>) => {
@@ -111,12 +114,18 @@ export interface LeaderOnlyOptions {
   once?: 'per-tick';
   /** With `once: 'per-tick'`: what a new leader does about the most recent tick no leader ran. Default `'skip'`. */
   missed?: 'skip' | 'catch-up';
+  /**
+   * A call running longer than this (whole ms) is stuck, whatever the module's `stuckAfterMs`;
+   * `false`: never stuck. Default: the module's `stuckAfterMs`.
+   */
+  stuckAfterMs?: StuckAfter;
 }
 
 export interface ResolvedLeaderOnlyOptions {
   election?: string;
   once?: 'per-tick';
   missed: 'skip' | 'catch-up';
+  stuckAfterMs?: StuckAfter;
 }
 
 /** @internal What the explorer reads of a `@LeaderOnly` method at startup. */
@@ -152,7 +161,7 @@ export interface LeaderOnlyBinding {
   invoke(site: LeaderOnlySite, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown;
 }
 
-const OPTION_KEYS = ['election', 'once', 'missed'] as const;
+const OPTION_KEYS = ['election', 'once', 'missed', 'stuckAfterMs'] as const;
 
 /** Checked when the decorator is applied, so a typo fails at import, naming the method. */
 function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOptions = {}): ResolvedLeaderOnlyOptions {
@@ -164,7 +173,7 @@ function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOpt
   for (const key of Object.keys(options)) {
     if (!(OPTION_KEYS as readonly string[]).includes(key)) throw fail(messages.optionUnknown(key, OPTION_KEYS));
   }
-  const { election, once, missed } = options;
+  const { election, once, missed, stuckAfterMs } = options;
   if (election !== undefined && (typeof election !== 'string' || election === '')) {
     throw fail(messages.leaderOnlyBadValue('election', election, 'a non-empty string'));
   }
@@ -173,7 +182,10 @@ function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOpt
     throw fail(messages.leaderOnlyBadValue('missed', missed, "'skip' or 'catch-up'"));
   }
   if (missed !== undefined && once === undefined) throw fail(messages.leaderOnlyMissedWithoutOnce);
-  return { election, once, missed: missed ?? 'skip' };
+  if (stuckAfterMs !== undefined && stuckAfterMs !== false && !isStuckAfterMs(stuckAfterMs)) {
+    throw fail(messages.stuckAfterOption(stuckAfterMs, MAX_STUCK_AFTER_MS));
+  }
+  return { election, once, missed: missed ?? 'skip', stuckAfterMs };
 }
 
 /** @internal The binding of `instance`, or what it is already bound to. */

@@ -61,8 +61,9 @@ export interface LeaderElectionSharedOptions
   /**
    * Off by default. When set, a `@LeaderOnly` call or `@OnElected` handler that has run longer than
    * this many milliseconds counts as stuck: the health indicator reports down, naming the handler,
-   * until it ends, and a warning is logged. Whole milliseconds, 1 to 2147483647. Do not set it
-   * shorter than a legitimate run: an `@OnElected` loop that runs for the whole term counts too.
+   * until it ends, and a warning is logged. Whole milliseconds, 1 to 2147483647. A handler may set
+   * its own: `@OnElected({ stuckAfterMs: false })` for a loop that runs for the whole term (a queue
+   * pump), `@LeaderOnly({ stuckAfterMs })` for a job allowed longer (or shorter).
    */
   stuckAfterMs?: number;
   /**

@@ -43,7 +43,7 @@ export function instrumentLeaseStore<S extends LeaseStore>(store: S, sink: Store
           const seconds = () => (performance.now() - startedAt) / 1000;
           return method.apply(target, args).then(
             (result) => {
-              recorder.storeCall(operation, outcomeOf(operation, result), seconds());
+              recorder.storeCall(operation, outcomeOf(operation, result), seconds(), holderExpiresInMs(result));
               return result;
             },
             (error: unknown) => {
@@ -61,6 +61,14 @@ export function instrumentLeaseStore<S extends LeaseStore>(store: S, sink: Store
 
 function outcomeOf(operation: StoreOperation, result: unknown): StoreCallOutcome {
   return operation === 'acquire' && (result as { acquired?: boolean } | undefined)?.acquired === false ? 'held' : 'ok';
+}
+
+/** An acquire that found a holder: the store's hint of how long that holder's lease still runs. */
+function holderExpiresInMs(result: unknown): number | undefined {
+  const refused = result as { acquired?: boolean; holder?: string; expiresInMs?: unknown } | undefined;
+  if (refused?.acquired !== false || refused.holder === undefined) return undefined;
+  const { expiresInMs } = refused;
+  return typeof expiresInMs === 'number' && Number.isFinite(expiresInMs) && expiresInMs >= 0 ? expiresInMs : undefined;
 }
 
 /** The elector files any untyped error as transient; so do the metrics. */

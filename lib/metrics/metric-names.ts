@@ -12,6 +12,7 @@ export const METRIC = {
   leaderOnlySkipped: 'leader_election_leader_only_skipped',
   leaderOnlyDuration: 'leader_election_leader_only_duration_seconds',
   leaderlessSeconds: 'leader_election_leaderless_seconds',
+  stuckWorkSeconds: 'leader_election_stuck_work_seconds',
 } as const;
 
 /** `type` label of the transitions counter, one per elector event that changes leadership. */
@@ -43,4 +44,6 @@ export const DESCRIPTIONS: Record<keyof typeof METRIC, string> = {
   leaderOnlySkipped: '@LeaderOnly calls skipped because this replica was not the leader',
   leaderOnlyDuration: 'Duration of @LeaderOnly calls that ran, until their result settled',
   leaderlessSeconds: 'How long this replica has known no leader of the election (0 while one is known)',
+  stuckWorkSeconds:
+    "How long the handler's stuck call (running past its stuckAfterMs) has run, 0 while none is; handlers watched for stuck work only",
 };

@@ -58,16 +58,25 @@ export function loadOtelApi(): Promise<OtelApi | undefined> {
   return loading;
 }
 
+/** Whether metrics record: an SDK's provider is registered, or why not (no API, or the API alone). */
+export type MetricsWiring = 'recording' | 'no-api' | 'no-sdk';
+
 /**
  * The meter to record with, or undefined when recording would be a no-op: no API installed, or no
  * SDK registered (the API's global provider hands out a NoopMeter). Undefined lets every hot path
  * skip its bookkeeping with one check instead of calling no-op instruments.
  */
-export async function resolveMeter(): Promise<Meter | undefined> {
+export async function resolveMetrics(): Promise<{ meter: Meter | undefined; wiring: MetricsWiring }> {
   const api = await loadOtelApi();
-  if (!api) return undefined;
+  if (!api) return { meter: undefined, wiring: 'no-api' };
   const meter = api.metrics.getMeterProvider().getMeter(METER_NAME);
-  return meter.constructor === api.createNoopMeter().constructor ? undefined : meter;
+  if (meter.constructor === api.createNoopMeter().constructor) return { meter: undefined, wiring: 'no-sdk' };
+  return { meter, wiring: 'recording' };
+}
+
+/** {@link resolveMetrics}' meter alone. */
+export async function resolveMeter(): Promise<Meter | undefined> {
+  return (await resolveMetrics()).meter;
 }
 
 export const METER_NAME = 'nestjs-leader-election';

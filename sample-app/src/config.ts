@@ -42,6 +42,9 @@ export async function leaderElectionOptions(
     elections: electionNames(env),
     identity: env.INSTANCE_ID || undefined,
     advertise: env.ADVERTISE || `http://127.0.0.1:${httpPort(env)}`,
+    // A job still running after a minute is stuck: health goes down naming it, and
+    // leader_election_stuck_work_seconds shows it. The queue pump opts out (it runs all term).
+    stuckAfterMs: 60_000,
   };
 }
 

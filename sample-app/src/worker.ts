@@ -5,13 +5,14 @@ import { logEvent } from './log-event.js';
 
 /**
  * A leader-only background loop (think: a queue pump). It starts when this instance is elected
- * and stops when the term's signal aborts — on revocation, lost lease, or shutdown.
+ * and stops when the term's signal aborts — on revocation, lost lease, or shutdown. It runs for
+ * the whole term by design, so it opts out of stuck-work detection (the app sets stuckAfterMs).
  */
 @Injectable()
 export class QueueWorker {
   private readonly logger = new Logger(QueueWorker.name);
 
-  @OnElected()
+  @OnElected({ stuckAfterMs: false })
   async pump({ term, signal }: { term: number; signal: AbortSignal }): Promise<void> {
     logEvent(this.logger, 'worker-started', { term }, `queue worker started for term ${term}`);
     let processed = 0;

@@ -3,7 +3,8 @@
 // (2 + 1). On the second replica's page — opened once and never reloaded — a click hands one of the
 // first replica's elections over to the second, and the page names the new leader within a renew
 // interval + a poll + slack; after kill -9 of the first replica, its last election moves too, within
-// lease + retry + 2 s. A screenshot is kept under test-artifacts/ (or $TEST_ARTIFACTS_DIR).
+// lease + retry + 2 s. A screenshot is kept under test-artifacts/ (or $TEST_ARTIFACTS_DIR): after the
+// failover, or — when the test fails — of the page as it was then (status-page-on-failure.png).
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -11,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { buildSampleApp } from '../support/build-sample-app.js';
-import { parsePrometheusText, sampleValue } from '../support/prometheus-text.js';
+import { parsePrometheusText, samplesOf, sampleValue } from '../support/prometheus-text.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHROMIUM = '/usr/bin/chromium';
@@ -94,6 +95,14 @@ interface ElectionStatus {
   leaderAdvertise: string | null;
 }
 
+/** Saves a full-page screenshot under ARTIFACTS and says where. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, name);
+  await page.screenshot({ path, fullPage: true });
+  console.log(`status page screenshot saved: ${path}`);
+}
+
 async function electionsOf(replica: Replica): Promise<ElectionStatus[]> {
   const res = await fetch(`http://127.0.0.1:${replica.port}/leader`, { signal: AbortSignal.timeout(5_000) });
   return ((await res.json()) as { elections: ElectionStatus[] }).elections;
@@ -118,6 +127,9 @@ async function waitForElections(
 describeBrowser('status page in headless Chromium', () => {
   const replicas: Replica[] = [];
   let context: BrowserContext | undefined;
+  /** The page once opened: afterAll screenshots it when the test failed. */
+  let openPage: Page | undefined;
+  let passed = false;
   let userDataDir: string | undefined;
 
   beforeAll(async () => {
@@ -126,6 +138,12 @@ describeBrowser('status page in headless Chromium', () => {
   }, 180_000);
 
   afterAll(async () => {
+    // A failed run keeps what the page showed when it failed: the artifact one needs most.
+    if (openPage && !passed) {
+      await screenshot(openPage, 'status-page-on-failure.png').catch((error: unknown) =>
+        console.warn(`status page screenshot on failure not saved: ${String(error)}`),
+      );
+    }
     await context?.close();
     for (const replica of replicas) replica.child.kill('SIGKILL');
     await Promise.all(replicas.map((replica) => replica.exited));
@@ -170,6 +188,7 @@ describeBrowser('status page in headless Chromium', () => {
       ],
     });
     const page = context.pages()[0] ?? (await context.newPage());
+    openPage = page;
     const response = await page.goto(`http://127.0.0.1:${second.port}/`);
     expect(response?.status()).toBe(200);
     expect(await page.title()).toBe('Leader election status');
@@ -281,9 +300,23 @@ describeBrowser('status page in headless Chromium', () => {
         handler: 'JobsController.runNow',
       }),
     ).toBe(0);
+    // Exactly the README's labels (the sample app's exporter drops otel_scope_name).
+    const labelNames = (name: string) => [
+      ...new Set(samplesOf(samples, name).map((sample) => Object.keys(sample.labels).sort().join(','))),
+    ];
+    expect(labelNames('leader_election_is_leader')).toEqual(['election,identity']);
+    expect(labelNames('leader_election_transitions_total')).toEqual(['election,type']);
+    expect(labelNames('leader_election_stuck_work_seconds')).toEqual(['election,handler']);
+    // stuckAfterMs is set in the sample app: its jobs are watched (0: not stuck), the pump opted out.
+    expect(
+      sampleValue(samples, 'leader_election_stuck_work_seconds', {
+        election: defaultElection,
+        handler: 'JobsController.runNow',
+      }),
+    ).toBe(0);
+    expect(samplesOf(samples, 'leader_election_stuck_work_seconds', { handler: 'QueueWorker.pump' })).toEqual([]);
 
-    await mkdir(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'status-page-after-handover-and-failover.png'), fullPage: true });
+    await screenshot(page, 'status-page-after-handover-and-failover.png');
 
     // A replica with a page attached still shuts down on SIGTERM: the stream ends, the page says so.
     const exit = new Promise<NodeJS.Signals | null>((resolve) =>
@@ -294,5 +327,6 @@ describeBrowser('status page in headless Chromium', () => {
     expect(await withTimeout(exit, 15_000, 'replica-2 to exit on SIGTERM')).toBe('SIGTERM');
     expect(second.output.some((line) => line.includes('"event":"stopped"'))).toBe(true);
     await page.locator('#connection', { hasText: 'disconnected' }).waitFor({ timeout: 5_000 });
+    passed = true;
   }, 120_000);
 });

@@ -263,6 +263,14 @@ describe('demo (npm start)', () => {
     demos.push(demo);
     const { instances, azurite } = await waitForCluster(demo, 3);
     expect(instances.map((i) => i.port).sort()).toEqual([basePort, basePort + 1, basePort + 2]);
+    // The introduction prints the status page's URL, and it serves the page.
+    const pageUrl = (await demo.waitFor(/^\s+open (http:\/\/localhost:(\d+)\/)\s+live status page/, STARTUP_TIMEOUT_MS))
+      .match;
+    expect(instances.map((i) => i.port)).toContain(Number(pageUrl[2]));
+    const page = await fetch(pageUrl[1].replace('localhost', '127.0.0.1'));
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('<title>Leader election status</title>');
 
     // Spread: within a few retry intervals every instance leads exactly one election.
     const spread = await demo.waitFor(LEADERS, SPREAD_TIMEOUT_MS);

@@ -12,12 +12,28 @@ import { type INestApplication, Injectable } from '@nestjs/common';
 import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import pg from 'pg';
+import { Elector } from '../../lib/election/elector.js';
+import { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { OnElected } from '../../lib/leadership-hooks.decorator.js';
 import { resolveMeter } from '../../lib/metrics/otel-api.js';
+import { PostgresLeaseStore } from '../../lib/postgres.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { PG_URL, uniqueName } from '../setup/servers.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { parsePrometheusText, type Sample, samplesOf, sampleValue } from '../support/prometheus-text.js';
-import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
+import {
+  CaptureLogger,
+  closeAll,
+  createApp,
+  electionOf,
+  LEASE_MS,
+  RETRY_MS,
+  SLACK_MS,
+  sleep,
+  waitFor,
+} from './helpers.js';
 
 @Injectable()
 class Jobs {
@@ -33,7 +49,34 @@ class Jobs {
   }
 }
 
+/** Leader work watched for stuck calls: one that hangs, a pump that opted out, a job that opted out. */
+@Injectable()
+class Watched {
+  @LeaderOnly()
+  hang(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+
+  @LeaderOnly({ stuckAfterMs: false })
+  longBatch(): string {
+    return 'ran';
+  }
+
+  @OnElected({ stuckAfterMs: false })
+  pump(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+}
+
 const STORE = 'InMemoryLeaseStore';
+/** The Prometheus exporter's default adds the instrumentation scope to every series. */
+const SCOPE = { otel_scope_name: 'nestjs-leader-election' };
+
+/** The label names of every sample named `name` (sorted, one entry per distinct set). */
+function labelSets(samples: Sample[], name: string): string[][] {
+  const sets = new Set(samplesOf(samples, name).map((sample) => Object.keys(sample.labels).sort().join(',')));
+  return [...sets].map((set) => set.split(','));
+}
 const execFileAsync = promisify(execFile);
 
 describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
@@ -65,9 +108,14 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     return parsePrometheusText(await res.text());
   }
 
-  async function app(store: InMemoryLeaseStore | FaultInjectingStore, election: string, identity: string) {
+  async function app(
+    store: InMemoryLeaseStore | FaultInjectingStore | PostgresLeaseStore,
+    election: string,
+    identity: string,
+    timings: { leaseDurationMs?: number; retryIntervalMs?: number } = { retryIntervalMs: RETRY_MS },
+  ) {
     const created = await createApp({
-      election: { store, election, identity, retryIntervalMs: RETRY_MS },
+      election: { store, election, identity, ...timings },
       providers: [Jobs],
       schedule: false,
     });
@@ -101,6 +149,83 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     expect(samplesOf(s, 'leader_election_store_call_duration_seconds_bucket', { ...acquired, le: '3.3' })).toHaveLength(
       1,
     );
+  });
+
+  it("labels every series with exactly the documented labels (plus the exporter's otel_scope_name)", async () => {
+    const store = new InMemoryLeaseStore();
+    const leader = await app(store, 'm-labels', 'a');
+    await app(store, 'm-labels', 'b');
+    expect(await leader.get(Jobs).tick()).toBe('ran');
+    const s = await scrape();
+    const exactly = (...names: string[]) => [[...names, 'otel_scope_name'].sort()];
+    expect(labelSets(s, 'leader_election_is_leader')).toEqual(exactly('election', 'identity'));
+    expect(labelSets(s, 'leader_election_term')).toEqual(exactly('election'));
+    expect(labelSets(s, 'leader_election_leaderless_seconds')).toEqual(exactly('election'));
+    expect(labelSets(s, 'leader_election_transitions_total')).toEqual(exactly('election', 'type'));
+    expect(labelSets(s, 'leader_election_store_failures_total')).toEqual(exactly('kind', 'store'));
+    expect(labelSets(s, 'leader_election_leader_only_runs_total')).toEqual(exactly('election', 'handler'));
+    expect(labelSets(s, 'leader_election_leader_only_skipped_total')).toEqual(exactly('election', 'handler'));
+    expect(labelSets(s, 'leader_election_leader_only_duration_seconds_count')).toEqual(exactly('election', 'handler'));
+    expect(labelSets(s, 'leader_election_leader_only_duration_seconds_bucket')).toEqual(
+      exactly('election', 'handler', 'le'),
+    );
+    expect(labelSets(s, 'leader_election_store_call_duration_seconds_sum')).toEqual(
+      exactly('operation', 'outcome', 'store'),
+    );
+    expect(labelSets(s, 'leader_election_store_call_duration_seconds_bucket')).toEqual(
+      exactly('le', 'operation', 'outcome', 'store'),
+    );
+    expect(samplesOf(s, 'leader_election_is_leader', { election: 'm-labels', identity: 'a' })[0].labels).toEqual({
+      election: 'm-labels',
+      identity: 'a',
+      ...SCOPE,
+    });
+  });
+
+  it('shows stuck work per handler from startup (0), how long a stuck call has run, and not for opted-out work', async () => {
+    const logger = new CaptureLogger();
+    const watched = await createApp({
+      election: {
+        store: new InMemoryLeaseStore(),
+        election: 'm-stuck',
+        identity: 'a',
+        stuckAfterMs: 300,
+        // Shutdown need not wait for calls that never return.
+        shutdownTimeoutMs: 100,
+      },
+      providers: [Watched],
+      schedule: false,
+      logger,
+    });
+    apps.push(watched);
+    expect(electionOf(watched).isLeader()).toBe(true);
+    const stuck = (s: Sample[], handler: string) =>
+      samplesOf(s, 'leader_election_stuck_work_seconds', { election: 'm-stuck', handler });
+    const startup = await scrape();
+    expect(stuck(startup, 'Watched.hang').map((sample) => sample.value)).toEqual([0]);
+    expect(labelSets(startup, 'leader_election_stuck_work_seconds')).toEqual([
+      ['election', 'handler', 'otel_scope_name'],
+    ]);
+    // Opted out (stuckAfterMs: false): never stuck, so no series that could only ever read 0.
+    expect(stuck(startup, 'Watched.longBatch')).toEqual([]);
+    expect(stuck(startup, 'Watched.pump')).toEqual([]);
+
+    const startedAt = performance.now();
+    void watched.get(Watched).hang();
+    void watched.get(LeaderElectionService).runLeaderOnly('nightly-export', () => new Promise(() => undefined));
+    await waitFor('stuck', () => electionOf(watched).health().healthy === false, 300 + SLACK_MS);
+    await sleep(100);
+    const during = await scrape();
+    const hung = stuck(during, 'Watched.hang')[0].value;
+    expect(hung).toBeGreaterThanOrEqual(0.3);
+    expect(hung).toBeLessThanOrEqual((performance.now() - startedAt) / 1000);
+    // runLeaderOnly work under the name it was given, from its first call.
+    expect(stuck(during, 'nightly-export')[0].value).toBeGreaterThanOrEqual(0.3);
+    expect(stuck(during, 'Watched.pump')).toEqual([]);
+    // One line at init says metrics record.
+    expect(
+      logger.matching('log', /^metrics: recording through the registered OpenTelemetry MeterProvider/),
+    ).toHaveLength(1);
   });
 
   it('counts @LeaderOnly runs with their duration on the leader, and skips on a follower', async () => {
@@ -178,7 +303,7 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     expect(sampleValue(after, 'leader_election_term', labels)).toBe(election.term);
   });
 
-  it('counts a follower cut off from the store as leaderless once a whole lease passed without news', async () => {
+  it('counts a follower cut off from the store as leaderless once its calls fail and a lease passed without news', async () => {
     // The leader is another replica (a lease held in the shared store): this process has one series.
     const shared = new InMemoryLeaseStore();
     const held = await shared.acquire({
@@ -205,7 +330,8 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     const cutAt = Date.now();
     cutOff.set('transient');
     await sleep(LEASE_MS / 2);
-    // Within a lease: the last leader read is still believable.
+    // Within a lease: the last leader read is still believable. (The store hinted a 60 s lease, but
+    // a failed call says its watch is out of reach too: the hint vouches no longer than a lease.)
     expect(await leaderless()).toBe(0);
     await sleep(LEASE_MS / 2 + RETRY_MS * 2);
     const seconds = await leaderless();
@@ -221,6 +347,41 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
     );
     await sleep(RETRY_MS * 3);
     expect(await leaderless()).toBe(0);
+  });
+
+  it('reads 0 on a healthy follower of a push store (PostgreSQL) in steady state, scraped every 100 ms', async () => {
+    // A follower with a watch polls on the store's expiry hint: up to a whole lease and more apart.
+    // The leader is another replica (a bare Elector: no metrics of its own in this process).
+    const table = uniqueName('metrics');
+    const leaseDurationMs = 2_000;
+    const leaderStore = new PostgresLeaseStore({ connection: PG_URL, table });
+    const followerStore = new PostgresLeaseStore({ connection: PG_URL, table });
+    const leader = new Elector({ store: leaderStore, election: 'm-steady', identity: 'a', leaseDurationMs });
+    try {
+      await leader.start();
+      expect(leader.isLeader()).toBe(true);
+      const follower = await app(followerStore, 'm-steady', 'b', { leaseDurationMs });
+      expect(electionOf(follower).leaderId).toBe('a');
+      const readings: number[] = [];
+      const until = Date.now() + leaseDurationMs * 4;
+      while (Date.now() < until) {
+        readings.push(sampleValue(await scrape(), 'leader_election_leaderless_seconds', { election: 'm-steady' }));
+        await sleep(100);
+      }
+      expect(leader.isLeader()).toBe(true);
+      expect(electionOf(follower).leaderId).toBe('a');
+      expect(readings.length).toBeGreaterThan(40);
+      expect(readings.filter((seconds) => seconds !== 0)).toEqual([]);
+    } finally {
+      await leader.stop({ release: true });
+      await leaderStore.close();
+      await closeAll(apps);
+      await followerStore.close();
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`DROP TABLE IF EXISTS "${table}"`);
+      await client.end();
+    }
   });
 
   it('reports a closed app as not leading (the SDK keeps the last value it was given)', async () => {
@@ -244,7 +405,16 @@ describe('OpenTelemetry API without an SDK', () => {
     metrics.disable();
     expect(await resolveMeter()).toBeUndefined();
     const store = new InMemoryLeaseStore();
-    const leader = await createApp({ election: { store, election: 'm-nosdk', identity: 'a' }, providers: [Jobs] });
+    const logger = new CaptureLogger();
+    const leader = await createApp({
+      election: { store, election: 'm-nosdk', identity: 'a' },
+      providers: [Jobs],
+      logger,
+    });
+    // One line at init says so, and why.
+    expect(
+      logger.matching('log', /^metrics: not recorded: @opentelemetry\/api is installed but no SDK MeterProvider/),
+    ).toHaveLength(1);
     apps.push(leader);
     const follower = await createApp({ election: { store, election: 'm-nosdk', identity: 'b' }, providers: [Jobs] });
     apps.push(follower);

@@ -6,7 +6,7 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import request from 'supertest';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
-import { OnElected } from '../../lib/leadership-hooks.decorator.js';
+import { type ElectedHookEvent, OnElected } from '../../lib/leadership-hooks.decorator.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { LeaderElectionHealthIndicator } from '../../lib/terminus.js';
 import { CaptureLogger, closeAll, createApp, electionOf, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
@@ -36,6 +36,42 @@ class StuckJobs {
 class StuckPump {
   @OnElected()
   pump(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+}
+
+/** A queue pump: runs for the whole term by design, until the term's signal aborts. */
+@Injectable()
+class QueuePump {
+  signals: AbortSignal[] = [];
+  @OnElected({ stuckAfterMs: false })
+  pump({ signal }: ElectedHookEvent): Promise<void> {
+    this.signals.push(signal);
+    return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+}
+
+/** An @OnElected handler blocked on something that never answers; it honours its term's signal. */
+@Injectable()
+class BlockedOnElected {
+  signals: AbortSignal[] = [];
+  @OnElected()
+  start({ signal }: ElectedHookEvent): Promise<void> {
+    this.signals.push(signal);
+    return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+}
+
+/** Thresholds per handler: a long batch allowed longer than the module's, one watched on its own. */
+@Injectable()
+class OwnThresholds {
+  @LeaderOnly({ stuckAfterMs: 60_000 })
+  longBatch(): Promise<never> {
+    return new Promise<never>(() => undefined);
+  }
+
+  @LeaderOnly({ stuckAfterMs: STUCK_MS })
+  watchedAlone(): Promise<never> {
     return new Promise<never>(() => undefined);
   }
 }
@@ -110,6 +146,61 @@ describe('stuck leader work', () => {
     expect(electionOf(app).health().reason).toMatch(/^stuck: StuckPump\.pump has been running/);
   });
 
+  it('does not count a queue pump that opted out (@OnElected({ stuckAfterMs: false })), while a job that never returns still is', async () => {
+    const logger = new CaptureLogger();
+    const app = await stuckApp(
+      new InMemoryLeaseStore(),
+      'a',
+      { stuckAfterMs: STUCK_MS },
+      [QueuePump, StuckJobs],
+      logger,
+    );
+    expect(electionOf(app).isLeader()).toBe(true);
+    const [signal] = app.get(QueuePump).signals;
+    expect(signal.aborted).toBe(false);
+    // The pump runs well past stuckAfterMs: still up, nothing logged.
+    await sleep(STUCK_MS * 2 + 200);
+    expect(await health(app)).toMatchObject({ code: 200, status: 'up' });
+    expect(logger.matching('warn', /has been running for/)).toEqual([]);
+    // The same replica's job that never returns is still caught, and only it is named.
+    void app.get(StuckJobs).hang();
+    await waitFor('health down', () => electionOf(app).health().healthy === false, STUCK_MS + SLACK_MS);
+    expect((await health(app)).reason).toMatch(
+      /^stuck: StuckJobs\.hang has been running for \d+ ms \(stuckAfterMs 400\)$/,
+    );
+    expect(logger.matching('warn', /QueuePump/)).toEqual([]);
+    expect(signal.aborted).toBe(false);
+  });
+
+  it("uses a handler's own stuckAfterMs: longer than the module's, or alone with the module's off", async () => {
+    const longer = await stuckApp(new InMemoryLeaseStore(), 'a', { stuckAfterMs: STUCK_MS }, [OwnThresholds]);
+    void longer.get(OwnThresholds).longBatch();
+    await sleep(STUCK_MS * 2 + 200);
+    expect(electionOf(longer).health()).toEqual({ healthy: true });
+
+    const alone = await stuckApp(new InMemoryLeaseStore(), 'b', {}, [OwnThresholds]);
+    void alone.get(OwnThresholds).longBatch();
+    void alone.get(OwnThresholds).watchedAlone();
+    await waitFor('health down', () => electionOf(alone).health().healthy === false, STUCK_MS + SLACK_MS);
+    expect(electionOf(alone).health().reason).toMatch(
+      /^stuck: OwnThresholds\.watchedAlone has been running for \d+ ms \(stuckAfterMs 400\)$/,
+    );
+  });
+
+  it('names runLeaderOnly / runIfLeader work by the name given', async () => {
+    const app = await stuckApp(new InMemoryLeaseStore(), 'a', { stuckAfterMs: STUCK_MS }, []);
+    const election = app.get(LeaderElectionService);
+    expect(election.runLeaderOnly('nightly-export', () => 'ran')).toBe('ran');
+    expect(election.runIfLeader('consumer', ({ term }) => term)).toBe(electionOf(app).term);
+    void election.runLeaderOnly('billing-export', () => new Promise(() => undefined));
+    await waitFor('health down', () => electionOf(app).health().healthy === false, STUCK_MS + SLACK_MS);
+    expect(electionOf(app).health().reason).toMatch(/^stuck: billing-export has been running for/);
+    expect(() => election.runLeaderOnly('', () => 1)).toThrow(
+      'runLeaderOnly(name, fn): name must be a non-empty string',
+    );
+    expect(() => (election.runIfLeader as unknown as (name: string) => unknown)('x')).toThrow('runIfLeader(name, fn)');
+  });
+
   it('is off by default: a call that never returns leaves health up', async () => {
     const app = await stuckApp(new InMemoryLeaseStore(), 'a', {});
     void app.get(StuckJobs).hang();
@@ -133,6 +224,56 @@ describe('stuck leader work', () => {
     // The call still has not returned: a stays down until it does, b is up.
     expect(electionOf(a).health().reason).toMatch(/^stuck: StuckJobs\.hang/);
     expect(await health(b)).toMatchObject({ code: 200, status: 'up' });
+  });
+
+  it('with resignWhenStuck: a stuck @OnElected handler makes the leader resign; its signal aborts, it ends, another replica takes over', async () => {
+    const store = new InMemoryLeaseStore();
+    const options = { stuckAfterMs: STUCK_MS, resignWhenStuck: true };
+    const logger = new CaptureLogger();
+    const a = await stuckApp(store, 'a', options, [BlockedOnElected], logger);
+    expect(electionOf(a).isLeader()).toBe(true);
+    // A replica where the same handler is not blocked (it has none): it takes over. (Same logger:
+    // Nest's static logger is process-wide.)
+    const b = await stuckApp(store, 'b', options, [], logger);
+    const [signal] = a.get(BlockedOnElected).signals;
+    expect(signal.aborted).toBe(false);
+    await waitFor('the stuck term to end', () => signal.aborted, STUCK_MS + SLACK_MS);
+    expect(electionOf(a).isLeader()).toBe(false);
+    expect(
+      logger.matching('warn', /resigning because BlockedOnElected\.start is stuck \(resignWhenStuck\)/),
+    ).toHaveLength(1);
+    await waitFor('b to lead', () => electionOf(b).isLeader(), RETRY_MS * 3 + SLACK_MS);
+    // The handler honoured its signal and returned: a is up again, as a follower.
+    await waitFor('a healthy again', () => electionOf(a).health().healthy, SLACK_MS);
+    expect(await health(b)).toMatchObject({ code: 200, status: 'up' });
+  });
+
+  it('validates the per-handler stuckAfterMs when the decorator is applied, naming the method', () => {
+    for (const stuckAfterMs of [0, -1, 1.5, 2 ** 31, true, '500']) {
+      expect(() => {
+        class BadJob {
+          @LeaderOnly({ stuckAfterMs: stuckAfterMs as number })
+          run(): void {}
+        }
+        return BadJob;
+      }).toThrow(
+        /^@LeaderOnly\(\) on BadJob\.run: stuckAfterMs must be a whole number of milliseconds from 1 to 2147483647, or false/,
+      );
+      expect(() => {
+        class BadPump {
+          @OnElected({ stuckAfterMs: stuckAfterMs as number })
+          pump(): void {}
+        }
+        return BadPump;
+      }).toThrow(/^@OnElected\(\) on BadPump\.pump: stuckAfterMs must be a whole number/);
+    }
+    expect(() => {
+      class Typo {
+        @OnElected({ stuckAfterMS: false } as never)
+        pump(): void {}
+      }
+      return Typo;
+    }).toThrow('@OnElected() on Typo.pump: stuckAfterMS is not a known option (known: election, stuckAfterMs)');
   });
 
   it('validates the options, naming each and its allowed range', async () => {

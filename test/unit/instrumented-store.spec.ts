@@ -66,11 +66,13 @@ describe('instrumentLeaseStore', () => {
 
   it('times each operation with its outcome and passes results and errors through unchanged', async () => {
     const calls: string[] = [];
+    const hints: Array<number | undefined> = [];
     const sink: StoreCallSink = {
       recorder: {
-        storeCall: (operation, outcome, seconds) => {
+        storeCall: (operation, outcome, seconds, holderExpiresInMs) => {
           expect(seconds).toBeGreaterThanOrEqual(0);
           calls.push(`${operation}:${outcome}`);
+          hints.push(holderExpiresInMs);
         },
       },
     };
@@ -106,6 +108,8 @@ describe('instrumentLeaseStore', () => {
       'read:ok',
       'release:ok',
     ]);
+    // Only the refused acquire carries the holder's remaining lease (the leaderless gauge's vouch).
+    expect(hints).toEqual([undefined, lost.acquired === false && lost.expiresInMs, ...Array(6).fill(undefined)]);
   });
 
   it('measures nothing until a recorder is set', async () => {
