@@ -8,7 +8,10 @@
 // Outcomes: `killed` (a test failed on an assertion: its name is recorded), `survived` (every test
 // passed), `error` (the run crashed, a suite failed to run, the run timed out, or the only failures
 // are Jest test timeouts): an error proves nothing about the tests, so it fails the run like a
-// survivor. The full list writes bench/results/mutants.json (`--json` picks another path).
+// survivor. The full list writes bench/results/mutants.json (`--json` picks another path) and, for
+// the mutants that reintroduce a finding of #11 against the simulation alone, which simulation
+// check caught each, in which run and under which seed: bench/results/sim-findings.json
+// (`--findings-json`).
 //
 // Why a curated list and not a mutation tool: TypeScript 7 ships no compiler API, which the
 // TypeScript-aware tools (StrykerJS's checker and instrumenter) need; and a safety mutant is a
@@ -28,6 +31,13 @@ const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(',')) : undefine
 const jsonIndex = args.indexOf('--json');
 const jsonPath =
   jsonIndex >= 0 ? args[jsonIndex + 1] : !quick && !only ? join(root, 'bench/results/mutants.json') : undefined;
+const findingsIndex = args.indexOf('--findings-json');
+const findingsPath =
+  findingsIndex >= 0
+    ? args[findingsIndex + 1]
+    : !quick && !only
+      ? join(root, 'bench/results/sim-findings.json')
+      : undefined;
 const selected = mutants.filter((m) => (only ? only.has(m.id) : !quick || m.quick));
 if (only && selected.length !== only.size) {
   const known = new Set(mutants.map((m) => m.id));
@@ -49,10 +59,17 @@ for (const entry of ['lib', 'test', 'scripts', '.swcrc', 'jest.config.js', 'pack
 symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'), 'dir');
 
 /**
+ * @typedef {object} Failure
+ * @property {string} test `suite › test`
+ * @property {string | undefined} message the first line of its message
+ */
+
+/**
  * @typedef {object} JestRun
  * @property {'passed' | 'failed' | 'error'} status
  * @property {number} seconds
  * @property {string[]} failing failing tests, in Jest's order (`suite › test`)
+ * @property {Failure[]} failures
  * @property {string | undefined} detail the first line of the first failure's message
  * @property {string | undefined} error why the run counts as an error
  * @property {string} output
@@ -76,27 +93,29 @@ function jest(tests, testNamePattern) {
   );
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
   const seconds = Math.round((Date.now() - at) / 100) / 10;
-  const { failing, detail, timeouts, suiteErrors } = failuresOf(output);
+  const { failures, failing, detail, timeouts, suiteErrors } = failuresOf(output);
   /** @type {Omit<JestRun, 'seconds' | 'output'>} */
   let verdict;
   if (result.error || result.signal)
     verdict = {
       status: 'error',
+      failures,
       failing,
       detail,
       error: `runner: ${result.signal ?? result.error?.message} after ${seconds} s`,
     };
-  else if (result.status === 0) verdict = { status: 'passed', failing, detail, error: undefined };
+  else if (result.status === 0) verdict = { status: 'passed', failures, failing, detail, error: undefined };
   else if (suiteErrors > 0 || failing.length === 0)
     verdict = {
       status: 'error',
+      failures,
       failing,
       detail,
       error: suiteErrors > 0 ? 'a suite failed to run' : 'no failing test',
     };
   else if (timeouts === failing.length)
-    verdict = { status: 'error', failing, detail, error: 'only Jest test timeouts' };
-  else verdict = { status: 'failed', failing, detail, error: undefined };
+    verdict = { status: 'error', failures, failing, detail, error: 'only Jest test timeouts' };
+  else verdict = { status: 'failed', failures, failing, detail, error: undefined };
   return { ...verdict, seconds, output };
 }
 
@@ -107,8 +126,8 @@ function jest(tests, testNamePattern) {
  */
 function failuresOf(output) {
   const lines = output.split('\n');
-  /** @type {string[]} */
-  const failing = [];
+  /** @type {Failure[]} */
+  const failures = [];
   /** @type {string | undefined} */
   let detail;
   let timeouts = 0;
@@ -126,12 +145,26 @@ function failuresOf(output) {
       detail ??= message;
       continue;
     }
-    if (name.startsWith('Console') || failing.includes(name)) continue;
-    failing.push(name);
+    if (name.startsWith('Console') || failures.some((f) => f.test === name)) continue;
+    failures.push({ test: name, message });
     if (message?.startsWith('thrown: "Exceeded timeout') || message?.startsWith('Exceeded timeout')) timeouts++;
     detail ??= message;
   }
-  return { failing, detail, timeouts, suiteErrors };
+  return { failures, failing: failures.map((f) => f.test), detail, timeouts, suiteErrors };
+}
+
+/**
+ * The simulation's failure message: `<check>: <n> violation(s); first in run <r> (replay:
+ * SIM_SEED=<seed> SIM_RUN=<r>): <what> at <ms> ms` (test/sim/simulation.spec.ts).
+ * @param {Failure} failure
+ */
+function simulationCheckOf(failure) {
+  const found = /^(\w+): (\d+) violation\(s\); first in run (\d+) \(replay: SIM_SEED=(\d+) SIM_RUN=\d+\): (.*)$/.exec(
+    failure.message ?? '',
+  );
+  if (!found) return { test: failure.test, message: failure.message };
+  const [, check, count, run, seed, what] = found;
+  return { check, violations: Number(count), firstRun: Number(run), seed: Number(seed), first: what };
 }
 
 /** @param {string} text @param {string} from */
@@ -142,16 +175,31 @@ function occurrences(text, from) {
 /** @param {number} seconds */
 const fmt = (seconds) => `${seconds.toFixed(0)} s`;
 
-const allTests = [...new Set(selected.flatMap((m) => m.tests))];
-console.log(`mutants: ${selected.length} to plant; clean run of ${allTests.length} test path(s) first`);
-// The clean run uses no name pattern: it must hold for every test a mutant's pattern can select.
-const clean = jest(allTests);
-console.log(`mutants: clean run ${clean.status} (${fmt(clean.seconds)})`);
-if (clean.status !== 'passed') {
-  console.error(clean.output.slice(-4000));
-  console.error('mutants: the tests fail WITHOUT any mutant: fix them first');
-  rmSync(scratch, { recursive: true, force: true });
-  process.exit(2);
+// Clean runs, before any mutant: every test that will judge a mutant must pass on clean code. The
+// mutants without a name pattern share one run of all their files; each pattern gets its own run
+// of just what it selects (a whole store spec would only add load-sensitive tests nobody needs).
+const plain = [...new Set(selected.filter((m) => !m.testNamePattern).flatMap((m) => m.tests))];
+const patterned = new Map(
+  selected
+    .filter((m) => m.testNamePattern)
+    .map((m) => [`${m.tests.join(' ')} -t ${m.testNamePattern}`, { tests: m.tests, pattern: m.testNamePattern }]),
+);
+const cleanRuns = [
+  ...(plain.length > 0 ? [{ label: `${plain.length} test path(s)`, tests: plain, pattern: undefined }] : []),
+  ...[...patterned].map(([label, run]) => ({ label, ...run })),
+];
+console.log(`mutants: ${selected.length} to plant; ${cleanRuns.length} clean run(s) first`);
+let cleanSeconds = 0;
+for (const { label, tests, pattern } of cleanRuns) {
+  const clean = jest(tests, pattern);
+  cleanSeconds += clean.seconds;
+  console.log(`mutants: clean run of ${label}: ${clean.status} (${fmt(clean.seconds)})`);
+  if (clean.status !== 'passed') {
+    console.error(clean.output.slice(-4000));
+    console.error('mutants: the tests fail WITHOUT any mutant: fix them first');
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(2);
+  }
 }
 
 /**
@@ -159,12 +207,13 @@ if (clean.status !== 'passed') {
  * @property {string} id
  * @property {'killed' | 'survived' | 'error' | 'stale'} outcome
  * @property {string | undefined} killedBy the first failing test
- * @property {string[]} failing every failing test (the simulation fails one test per check)
+ * @property {Failure[]} failures every failing test (the simulation fails one per check), with the first line of its message
  * @property {string | undefined} detail
  * @property {number} seconds
  * @property {string} rule
  * @property {string[]} tests
  * @property {string | undefined} testNamePattern
+ * @property {{ number: number, text: string } | undefined} finding
  */
 /** @type {Row[]} */
 const rows = [];
@@ -180,9 +229,15 @@ for (const mutant of selected) {
     const count = occurrences(text, edit.from);
     if (count !== 1) stale = `pattern found ${count} times in ${edit.file}`;
   }
-  const base = { id: mutant.id, rule: mutant.rule, tests: mutant.tests, testNamePattern: mutant.testNamePattern };
+  const base = {
+    id: mutant.id,
+    rule: mutant.rule,
+    tests: mutant.tests,
+    testNamePattern: mutant.testNamePattern,
+    finding: mutant.finding,
+  };
   if (stale) {
-    rows.push({ ...base, outcome: 'stale', killedBy: undefined, failing: [], detail: stale, seconds: 0 });
+    rows.push({ ...base, outcome: 'stale', killedBy: undefined, failures: [], detail: stale, seconds: 0 });
     console.log(`STALE    ${mutant.id}: ${stale}`);
     continue;
   }
@@ -200,7 +255,7 @@ for (const mutant of selected) {
     ...base,
     outcome,
     killedBy: outcome === 'killed' ? run.failing[0] : undefined,
-    failing: run.failing,
+    failures: run.failures,
     detail: outcome === 'error' ? `${run.error}${run.detail ? `: ${run.detail}` : ''}` : run.detail,
     seconds: run.seconds,
   });
@@ -214,13 +269,13 @@ rmSync(scratch, { recursive: true, force: true });
 const wallSeconds = Math.round((Date.now() - started) / 1000);
 const killed = rows.filter((r) => r.outcome === 'killed').length;
 console.table(rows.map((r) => ({ id: r.id, outcome: r.outcome, seconds: r.seconds, killedBy: r.killedBy })));
-console.log(`mutants: ${killed} of ${rows.length} killed; wall time ${wallSeconds} s (clean run included)`);
+console.log(`mutants: ${killed} of ${rows.length} killed; wall time ${wallSeconds} s (clean runs included)`);
 if (jsonPath) {
   const report = {
     at: new Date().toISOString(),
     command: `node scripts/mutants.mjs ${args.join(' ')}`.trim(),
     wallSeconds,
-    cleanRunSeconds: clean.seconds,
+    cleanRunSeconds: Math.round(cleanSeconds * 10) / 10,
     mutants: rows.length,
     killed,
     survived: rows.filter((r) => r.outcome === 'survived').length,
@@ -230,5 +285,23 @@ if (jsonPath) {
   };
   writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`mutants: results written to ${jsonPath}`);
+}
+const findings = rows.filter((r) => r.finding);
+if (findingsPath && findings.length > 0) {
+  const report = {
+    at: new Date().toISOString(),
+    spec: 'test/sim/simulation.spec.ts (default campaign: SIM_SEED 20261123, 200 runs)',
+    findings: findings.map((r) => ({
+      finding: r.finding?.number,
+      text: r.finding?.text,
+      mutant: r.id,
+      outcome: r.outcome,
+      seconds: r.seconds,
+      // One Jest test per simulation check: every check that failed, with its first run.
+      checks: r.failures.map(simulationCheckOf),
+    })),
+  };
+  writeFileSync(findingsPath, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`mutants: simulation findings written to ${findingsPath}`);
 }
 process.exit(killed === rows.length ? 0 : 1);

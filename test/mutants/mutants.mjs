@@ -24,6 +24,7 @@
  * @property {string[]} tests
  * @property {string} [testNamePattern] Jest `-t`
  * @property {boolean} [quick]
+ * @property {{ number: number, text: string }} [finding] the finding of the safety issue (#11) it reintroduces
  */
 
 /** Every edit of a mutant, the main one first. @param {Mutant} mutant @returns {Edit[]} */
@@ -128,12 +129,24 @@ export const mutants = [
     tests: UNIT,
   },
   {
+    id: 'stop-drops-late-release',
+    rule: "stop() waits for a late-won acquire's answer (up to one call timeout) and releases it; it does not close first",
+    file: 'lib/election/store-calls.ts',
+    from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);',
+    to: 'this.clock.clearTimeout(timer);',
+    tests: UNIT,
+  },
+  {
     id: 'sim-no-rearm-early-timer',
     rule: 'finding 1 of #11, simulation only: a deadline timer that fires early is re-armed',
     file: 'lib/election/term.ts',
     from: 'if (this.isOver()) this.onDeadline?.();\n        else this.arm();',
     to: 'if (this.isOver()) this.onDeadline?.();',
     tests: SIM,
+    finding: {
+      number: 1,
+      text: 'the deadline timer fires a hair early and is never re-armed: the step-down waits for the next renew tick',
+    },
   },
   {
     id: 'sim-unknown-outcome-kept',
@@ -142,6 +155,10 @@ export const mutants = [
     from: '      this.track(giveBack());\n      this.track(running.then(giveBack, giveBack));',
     to: '',
     tests: SIM,
+    finding: {
+      number: 2,
+      text: 'an acquire whose outcome is unknown leaves an orphaned lease that blocks failover for a whole lease',
+    },
   },
   {
     id: 'sim-stop-before-late-release',
@@ -150,6 +167,10 @@ export const mutants = [
     from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);\n    }\n    this.closed = true;',
     to: 'this.clock.clearTimeout(timer);\n    }',
     tests: SIM,
+    finding: {
+      number: 3,
+      text: 'stop() resolves before the release of a late-won acquire has even started; a timer is created after stop',
+    },
   },
   {
     id: 'sim-resign-loses-to-acquire',
@@ -158,6 +179,10 @@ export const mutants = [
     from: 'this.stopController.signal.aborted || resignations !== this.resignations || term.isOver()',
     to: 'this.stopController.signal.aborted || term.isOver()',
     tests: SIM,
+    finding: {
+      number: 4,
+      text: 'resign() while an acquire is in flight does nothing: the instance leads right after resigning',
+    },
   },
   {
     id: 'margin-unchecked',
