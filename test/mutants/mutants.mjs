@@ -261,6 +261,15 @@ export const mutants = [
     testNamePattern: 'client clock minutes off',
   },
   {
+    id: 'pg-expiry-a-lease-late',
+    rule: 'an expired lease is free at once (the conformance lease is 1 s: this keeps it a second lease)',
+    file: 'lib/stores/postgres/postgres-sql.ts',
+    from: 'WHERE l.expires_at <= clock_timestamp()\n            AND (l.reserved_for',
+    to: "WHERE l.expires_at + interval '1 second' <= clock_timestamp()\n            AND (l.reserved_for",
+    tests: PG,
+    testNamePattern: 'expired lease is taken over',
+  },
+  {
     id: 'metadata-not-copied',
     rule: "@LeaderOnly keeps every other decorator's metadata (either order)",
     file: 'lib/leader-only.decorator.ts',
