@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // @ts-check
-// `npm run test:mutants [-- --quick] [-- --only id,id]`: plants each safety mutant of
-// test/mutants/mutants.mjs, one at a time, in a scratch copy of the repository, runs the tests named
-// for it and fails unless every mutant is killed. The copy is checked first without any mutant: a
-// test that fails on clean code would "kill" everything and prove nothing.
+// `npm run test:mutants [-- --quick] [-- --only id,id] [-- --json path]`: plants each safety mutant
+// of test/mutants/mutants.mjs, one at a time, in a scratch copy of the repository, runs the tests
+// named for it and fails unless every mutant is killed. The copy is checked first without any
+// mutant: a test that fails on clean code would "kill" everything and prove nothing.
+//
+// Outcomes: `killed` (a test failed on an assertion: its name is recorded), `survived` (every test
+// passed), `error` (the run crashed, a suite failed to run, the run timed out, or the only failures
+// are Jest test timeouts): an error proves nothing about the tests, so it fails the run like a
+// survivor. The full list writes bench/results/mutants.json (`--json` picks another path) and, for
+// the mutants that reintroduce a finding of #11 against the simulation alone, which simulation
+// check caught each, in which run and under which seed: bench/results/sim-findings.json
+// (`--findings-json`).
 //
 // Why a curated list and not a mutation tool: TypeScript 7 ships no compiler API, which the
 // TypeScript-aware tools (StrykerJS's checker and instrumenter) need; and a safety mutant is a
@@ -13,15 +21,33 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mutants } from '../test/mutants/mutants.mjs';
+import { editsOf, mutants } from '../test/mutants/mutants.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? new Set(args[onlyIndex + 1].split(',')) : undefined;
+const jsonIndex = args.indexOf('--json');
+const jsonPath =
+  jsonIndex >= 0 ? args[jsonIndex + 1] : !quick && !only ? join(root, 'bench/results/mutants.json') : undefined;
+const findingsIndex = args.indexOf('--findings-json');
+const findingsPath =
+  findingsIndex >= 0
+    ? args[findingsIndex + 1]
+    : !quick && !only
+      ? join(root, 'bench/results/sim-findings.json')
+      : undefined;
 const selected = mutants.filter((m) => (only ? only.has(m.id) : !quick || m.quick));
+if (only && selected.length !== only.size) {
+  const known = new Set(mutants.map((m) => m.id));
+  console.error(`mutants: unknown id(s) ${[...only].filter((id) => !known.has(id)).join(', ')}`);
+  process.exit(2);
+}
+/** A whole run's bound: the slowest spec files (conformance on Azure, the simulation) take minutes. */
+const RUN_TIMEOUT_MS = 10 * 60_000;
 
+const started = Date.now();
 const scratch = mkdtempSync(join(tmpdir(), 'nle-mutants-'));
 for (const entry of ['lib', 'test', 'scripts', '.swcrc', 'jest.config.js', 'package.json', 'tsconfig.json']) {
   cpSync(join(root, entry), join(scratch, entry), {
@@ -32,19 +58,113 @@ for (const entry of ['lib', 'test', 'scripts', '.swcrc', 'jest.config.js', 'pack
 }
 symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'), 'dir');
 
-/** @param {string[]} tests */
-function jest(tests) {
-  const started = Date.now();
+/**
+ * @typedef {object} Failure
+ * @property {string} test `suite › test`
+ * @property {string | undefined} message the first line of its message
+ */
+
+/**
+ * @typedef {object} JestRun
+ * @property {'passed' | 'failed' | 'error'} status
+ * @property {number} seconds
+ * @property {string[]} failing failing tests, in Jest's order (`suite › test`)
+ * @property {Failure[]} failures
+ * @property {string | undefined} detail the first line of the first failure's message
+ * @property {string | undefined} error why the run counts as an error
+ * @property {string} output
+ */
+
+/** @param {string[]} tests @param {string} [testNamePattern] @returns {JestRun} */
+function jest(tests, testNamePattern) {
+  const at = Date.now();
   const result = spawnSync(
     process.execPath,
-    ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', '--bail', '--silent', ...tests],
-    { cwd: scratch, encoding: 'utf8', timeout: 10 * 60_000 },
+    [
+      '--experimental-vm-modules',
+      'node_modules/jest/bin/jest.js',
+      '--bail',
+      '--silent',
+      '--ci',
+      ...(testNamePattern ? ['--testNamePattern', testNamePattern] : []),
+      ...tests,
+    ],
+    { cwd: scratch, encoding: 'utf8', timeout: RUN_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
   );
-  return {
-    passed: result.status === 0,
-    seconds: (Date.now() - started) / 1000,
-    output: `${result.stdout}${result.stderr}`,
-  };
+  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
+  const seconds = Math.round((Date.now() - at) / 100) / 10;
+  const { failures, failing, detail, timeouts, suiteErrors } = failuresOf(output);
+  /** @type {Omit<JestRun, 'seconds' | 'output'>} */
+  let verdict;
+  if (result.error || result.signal)
+    verdict = {
+      status: 'error',
+      failures,
+      failing,
+      detail,
+      error: `runner: ${result.signal ?? result.error?.message} after ${seconds} s`,
+    };
+  else if (result.status === 0) verdict = { status: 'passed', failures, failing, detail, error: undefined };
+  else if (suiteErrors > 0 || failing.length === 0)
+    verdict = {
+      status: 'error',
+      failures,
+      failing,
+      detail,
+      error: suiteErrors > 0 ? 'a suite failed to run' : 'no failing test',
+    };
+  else if (timeouts === failing.length)
+    verdict = { status: 'error', failures, failing, detail, error: 'only Jest test timeouts' };
+  else verdict = { status: 'failed', failures, failing, detail, error: undefined };
+  return { ...verdict, seconds, output };
+}
+
+/**
+ * Jest's failure report: `  ● suite › test` headers, each followed by its message. Suites that
+ * failed to run and tests that failed only by exceeding their timeout are counted apart.
+ * @param {string} output
+ */
+function failuresOf(output) {
+  const lines = output.split('\n');
+  /** @type {Failure[]} */
+  const failures = [];
+  /** @type {string | undefined} */
+  let detail;
+  let timeouts = 0;
+  let suiteErrors = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const header = /^\s{2}● (.+)$/.exec(lines[i]);
+    if (!header) continue;
+    const name = header[1].trim();
+    const message = lines
+      .slice(i + 1, i + 12)
+      .map((line) => line.trim())
+      .find((line) => line !== '');
+    if (name === 'Test suite failed to run') {
+      suiteErrors++;
+      detail ??= message;
+      continue;
+    }
+    if (name.startsWith('Console') || failures.some((f) => f.test === name)) continue;
+    failures.push({ test: name, message });
+    if (message?.startsWith('thrown: "Exceeded timeout') || message?.startsWith('Exceeded timeout')) timeouts++;
+    detail ??= message;
+  }
+  return { failures, failing: failures.map((f) => f.test), detail, timeouts, suiteErrors };
+}
+
+/**
+ * The simulation's failure message: `<check>: <n> violation(s); first in run <r> (replay:
+ * SIM_SEED=<seed> SIM_RUN=<r>): <what> at <ms> ms` (test/sim/simulation.spec.ts).
+ * @param {Failure} failure
+ */
+function simulationCheckOf(failure) {
+  const found = /^(\w+): (\d+) violation\(s\); first in run (\d+) \(replay: SIM_SEED=(\d+) SIM_RUN=\d+\): (.*)$/.exec(
+    failure.message ?? '',
+  );
+  if (!found) return { test: failure.test, message: failure.message };
+  const [, check, count, run, seed, what] = found;
+  return { check, violations: Number(count), firstRun: Number(run), seed: Number(seed), first: what };
 }
 
 /** @param {string} text @param {string} from */
@@ -52,34 +172,136 @@ function occurrences(text, from) {
   return text.split(from).length - 1;
 }
 
-const allTests = [...new Set(selected.flatMap((m) => m.tests))];
-console.log(`mutants: ${selected.length} to plant; clean run of ${allTests.length} test file(s) first`);
-const clean = jest(allTests);
-if (!clean.passed) {
-  console.error(clean.output.slice(-4000));
-  console.error('mutants: the tests fail WITHOUT any mutant: fix them first');
-  rmSync(scratch, { recursive: true, force: true });
-  process.exit(2);
+/** @param {number} seconds */
+const fmt = (seconds) => `${seconds.toFixed(0)} s`;
+
+// Clean runs, before any mutant: every test that will judge a mutant must pass on clean code. The
+// mutants without a name pattern share one run of all their files; each pattern gets its own run
+// of just what it selects (a whole store spec would only add load-sensitive tests nobody needs).
+const plain = [...new Set(selected.filter((m) => !m.testNamePattern).flatMap((m) => m.tests))];
+const patterned = new Map(
+  selected
+    .filter((m) => m.testNamePattern)
+    .map((m) => [`${m.tests.join(' ')} -t ${m.testNamePattern}`, { tests: m.tests, pattern: m.testNamePattern }]),
+);
+const cleanRuns = [
+  ...(plain.length > 0 ? [{ label: `${plain.length} test path(s)`, tests: plain, pattern: undefined }] : []),
+  ...[...patterned].map(([label, run]) => ({ label, ...run })),
+];
+console.log(`mutants: ${selected.length} to plant; ${cleanRuns.length} clean run(s) first`);
+let cleanSeconds = 0;
+for (const { label, tests, pattern } of cleanRuns) {
+  const clean = jest(tests, pattern);
+  cleanSeconds += clean.seconds;
+  console.log(`mutants: clean run of ${label}: ${clean.status} (${fmt(clean.seconds)})`);
+  if (clean.status !== 'passed') {
+    console.error(clean.output.slice(-4000));
+    console.error('mutants: the tests fail WITHOUT any mutant: fix them first');
+    rmSync(scratch, { recursive: true, force: true });
+    process.exit(2);
+  }
 }
 
+/**
+ * @typedef {object} Row
+ * @property {string} id
+ * @property {'killed' | 'survived' | 'error' | 'stale'} outcome
+ * @property {string | undefined} killedBy the first failing test
+ * @property {Failure[]} failures every failing test (the simulation fails one per check), with the first line of its message
+ * @property {string | undefined} detail
+ * @property {number} seconds
+ * @property {string} rule
+ * @property {string[]} tests
+ * @property {string | undefined} testNamePattern
+ * @property {{ number: number, text: string } | undefined} finding
+ */
+/** @type {Row[]} */
 const rows = [];
 for (const mutant of selected) {
-  const file = join(scratch, mutant.file);
-  const original = readFileSync(file, 'utf8');
-  const count = occurrences(original, mutant.from);
-  if (count !== 1) {
-    rows.push({ id: mutant.id, outcome: `STALE (pattern found ${count} times)`, seconds: 0 });
+  const edits = editsOf(mutant);
+  /** @type {Map<string, string>} */
+  const originals = new Map();
+  let stale;
+  for (const edit of edits) {
+    const file = join(scratch, edit.file);
+    const text = originals.get(file) ?? readFileSync(file, 'utf8');
+    originals.set(file, text);
+    const count = occurrences(text, edit.from);
+    if (count !== 1) stale = `pattern found ${count} times in ${edit.file}`;
+  }
+  const base = {
+    id: mutant.id,
+    rule: mutant.rule,
+    tests: mutant.tests,
+    testNamePattern: mutant.testNamePattern,
+    finding: mutant.finding,
+  };
+  if (stale) {
+    rows.push({ ...base, outcome: 'stale', killedBy: undefined, failures: [], detail: stale, seconds: 0 });
+    console.log(`STALE    ${mutant.id}: ${stale}`);
     continue;
   }
-  writeFileSync(file, original.replace(mutant.from, mutant.to));
-  const run = jest(mutant.tests);
-  writeFileSync(file, original);
-  rows.push({ id: mutant.id, outcome: run.passed ? 'SURVIVED' : 'killed', seconds: run.seconds });
-  console.log(`${run.passed ? 'SURVIVED' : 'killed  '} ${mutant.id} (${run.seconds.toFixed(0)} s): ${mutant.rule}`);
+  /** @type {Map<string, string>} */
+  const planted = new Map(originals);
+  for (const edit of edits) {
+    const file = join(scratch, edit.file);
+    planted.set(file, /** @type {string} */ (planted.get(file)).replace(edit.from, edit.to));
+  }
+  for (const [file, text] of planted) writeFileSync(file, text);
+  const run = jest(mutant.tests, mutant.testNamePattern);
+  for (const [file, text] of originals) writeFileSync(file, text);
+  const outcome = run.status === 'failed' ? 'killed' : run.status === 'passed' ? 'survived' : 'error';
+  rows.push({
+    ...base,
+    outcome,
+    killedBy: outcome === 'killed' ? run.failing[0] : undefined,
+    failures: run.failures,
+    detail: outcome === 'error' ? `${run.error}${run.detail ? `: ${run.detail}` : ''}` : run.detail,
+    seconds: run.seconds,
+  });
+  const label = outcome.toUpperCase().padEnd(8);
+  const why = outcome === 'killed' ? `by "${run.failing[0]}"` : outcome === 'error' ? rows.at(-1)?.detail : mutant.rule;
+  console.log(`${label} ${mutant.id} (${fmt(run.seconds)}): ${why}`);
+  if (outcome === 'error') console.log(run.output.slice(-2000));
 }
 rmSync(scratch, { recursive: true, force: true });
 
-const survivors = rows.filter((r) => r.outcome !== 'killed');
-console.table(rows);
-console.log(`mutants: ${rows.length - survivors.length} of ${rows.length} killed`);
-process.exit(survivors.length === 0 ? 0 : 1);
+const wallSeconds = Math.round((Date.now() - started) / 1000);
+const killed = rows.filter((r) => r.outcome === 'killed').length;
+console.table(rows.map((r) => ({ id: r.id, outcome: r.outcome, seconds: r.seconds, killedBy: r.killedBy })));
+console.log(`mutants: ${killed} of ${rows.length} killed; wall time ${wallSeconds} s (clean runs included)`);
+if (jsonPath) {
+  const report = {
+    at: new Date().toISOString(),
+    command: `node scripts/mutants.mjs ${args.join(' ')}`.trim(),
+    wallSeconds,
+    cleanRunSeconds: Math.round(cleanSeconds * 10) / 10,
+    mutants: rows.length,
+    killed,
+    survived: rows.filter((r) => r.outcome === 'survived').length,
+    errors: rows.filter((r) => r.outcome === 'error').length,
+    stale: rows.filter((r) => r.outcome === 'stale').length,
+    results: rows,
+  };
+  writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`mutants: results written to ${jsonPath}`);
+}
+const findings = rows.filter((r) => r.finding);
+if (findingsPath && findings.length > 0) {
+  const report = {
+    at: new Date().toISOString(),
+    spec: 'test/sim/simulation.spec.ts (default campaign: SIM_SEED 20261123, 200 runs)',
+    findings: findings.map((r) => ({
+      finding: r.finding?.number,
+      text: r.finding?.text,
+      mutant: r.id,
+      outcome: r.outcome,
+      seconds: r.seconds,
+      // One Jest test per simulation check: every check that failed, with its first run.
+      checks: r.failures.map(simulationCheckOf),
+    })),
+  };
+  writeFileSync(findingsPath, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`mutants: simulation findings written to ${findingsPath}`);
+}
+process.exit(killed === rows.length ? 0 : 1);

@@ -35,6 +35,8 @@ afterAll(async () => {
 
 describeLeaseStoreConformance('EtcdLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
+  // TTLs are whole seconds and the server revokes expired leases in a periodic sweep.
+  expiryGranularityMs: 1_000,
   leaderState: true,
   handover: true,
   push: true,

@@ -3,6 +3,7 @@
 // Every test uses its own election name, so all of them run concurrently (`test.concurrent`): the
 // slow expiry cases (Azure's minimum lease is 15 s) then cost one lease duration in all, not one each.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { MIN_MARGIN_FRACTION, MIN_MARGIN_MS } from '../../lib/election/elector-options.js';
 import {
   type AcquireResult,
   type Lease,
@@ -17,6 +18,11 @@ import { describeLeaderStateConformance } from './state.conformance.js';
 export interface ConformanceTarget {
   /** The lease duration the tests request; must be within the store's `limits`. */
   leaseDurationMs: number;
+  /**
+   * How long past its expiry the server may still hold a lease (ms, default 0): it counts or
+   * revokes leases in whole seconds (etcd, Azure). The expiry cases allow this much and no more.
+   */
+  expiryGranularityMs?: number;
   /** a new store instance (own client/connection) over the same backend */
   createStore(): Promise<LeaseStore> | LeaseStore;
   /** optional: a store whose namespace (container/table/prefix) does not exist yet */
@@ -73,14 +79,22 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
     const t = target();
     const durationMs = t.leaseDurationMs;
     const pollMs = Math.max(50, Math.min(1_000, durationMs / 10));
+    const granularityMs = t.expiryGranularityMs ?? 0;
     /** Long enough for any store's clock to agree the lease has expired. */
     const expiryWaitMs = durationMs + Math.max(1_000, durationMs / 5);
     /**
-     * An expired lease is free by then: the lease, the store's expiry granularity (etcd counts
-     * whole seconds, Azure whole seconds), one poll, and call latency on a loaded machine. A store
-     * that keeps an expired lease for a second lease duration fails here.
+     * An expired lease is free by then: the lease, the store's expiry granularity, one poll, and
+     * call latency on a loaded machine. The tight rule is the refusal check of the expiry case: an
+     * acquire *sent* later than lease + granularity after the renewal's answer must not be refused
+     * (load delays that send, it cannot make it early), so a store keeping an expired lease for a
+     * second lease fails there whatever the load.
      */
-    const takeoverBoundMs = expiryWaitMs + pollMs + EXPIRY_SLACK_MS;
+    const takeoverBoundMs = durationMs + granularityMs + pollMs + EXPIRY_SLACK_MS;
+    /**
+     * The earliest the lease may be taken, counted from the renewal's send: an elector may act
+     * until lease − the minimum margin it enforces (elector-options.ts) after that send.
+     */
+    const earliestTakeoverMs = durationMs - Math.max(MIN_MARGIN_MS, durationMs * MIN_MARGIN_FRACTION);
     const slowTestTimeoutMs = 3 * durationMs + 60_000;
     const opened = new Set<LeaseStore>();
 
@@ -157,19 +171,57 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
       async () => {
         const election = electionName('stranger');
         const [holderStore, strangerStore] = (await newStores(2)) as [LeaseStore, LeaseStore];
-        const lease = await acquireOk(holderStore, election, 'holder');
+        // Long enough that a loaded machine cannot let the holder's lease expire by itself meanwhile
+        // (then a stranger's release would seem to have freed it).
+        const call = () => ({ leaseDurationMs: leaseFor(holderStore, 10_000), signal: callSignal() });
+        const result = await holderStore.acquire({ election, identity: 'holder', ...call() });
+        if (!result.acquired) throw new Error(`expected holder to acquire: ${JSON.stringify(result)}`);
+        const { lease } = result;
         // Renew is idempotent while the lease is ours.
-        await renew(holderStore, lease);
-        await renew(holderStore, lease);
+        await holderStore.renew(lease, call());
+        await holderStore.renew(lease, call());
 
         const stranger: Lease = { ...lease, holder: 'stranger', leaseId: randomUUID() };
-        await expectRejection(renew(strangerStore, stranger), 'lost');
+        await expectRejection(strangerStore.renew(stranger, call()), 'lost');
         await strangerStore.release(stranger, { signal: callSignal() });
 
         expect(await read(strangerStore, election)).toEqual({ held: true, holder: 'holder', term: lease.term });
-        expect((await acquire(strangerStore, election, 'stranger')).acquired).toBe(false);
-        await renew(holderStore, lease);
+        expect((await strangerStore.acquire({ election, identity: 'stranger', ...call() })).acquired).toBe(false);
+        await holderStore.renew(lease, call());
         await release(holderStore, lease);
+      },
+      FAST_TEST_TIMEOUT_MS,
+    );
+
+    test.concurrent(
+      "a stranger holding a live lease of its own cannot renew or release another's lease with that lease id",
+      async () => {
+        const election = electionName('stranger-live');
+        const [holderStore, strangerStore] = (await newStores(2)) as [LeaseStore, LeaseStore];
+        // Long enough that a loaded machine cannot let the holder's lease expire by itself meanwhile.
+        const leaseMs = leaseFor(holderStore, 10_000);
+        const call = () => ({ leaseDurationMs: leaseMs, signal: callSignal() });
+        const acquired = async (store: LeaseStore, name: string, identity: string): Promise<Lease> => {
+          const result = await store.acquire({ election: name, identity, ...call() });
+          if (!result.acquired) throw new Error(`expected ${identity} to acquire: ${JSON.stringify(result)}`);
+          return result.lease;
+        };
+        const lease = await acquired(holderStore, election, 'holder');
+        // A real lease id of this store, alive on the server (a made-up one fails any format check).
+        const own = await acquired(strangerStore, electionName('stranger-own'), 'stranger');
+        const stranger: Lease = { ...lease, holder: 'stranger', leaseId: own.leaseId };
+
+        await expectRejection(strangerStore.renew(stranger, call()), 'lost');
+        if (t.handover) {
+          await strangerStore.release(stranger, { signal: callSignal(), handoverTo: 'stranger', reserveMs: leaseMs });
+        }
+        await strangerStore.release(stranger, { signal: callSignal() });
+
+        expect(await read(strangerStore, election)).toEqual({ held: true, holder: 'holder', term: lease.term });
+        expect((await strangerStore.acquire({ election, identity: 'stranger', ...call() })).acquired).toBe(false);
+        await holderStore.renew(lease, call());
+        await release(holderStore, lease);
+        await release(strangerStore, own);
       },
       FAST_TEST_TIMEOUT_MS,
     );
@@ -282,27 +334,34 @@ export function describeLeaseStoreConformance(name: string, target: () => Confor
         const election = electionName('expiry');
         const [storeA, storeB] = (await newStores(2)) as [LeaseStore, LeaseStore];
         const old = await acquireOk(storeA, election, 'a');
+        const renewSentAt = performance.now();
         await renew(storeA, old);
+        // The server set the new expiry between these two instants.
         const renewedAt = performance.now();
 
         // Poll as a follower would until the lease expires; nobody renews it any more.
         let taken: Lease | undefined;
         let refusals = 0;
         while (!taken) {
+          const sentAfter = performance.now() - renewedAt;
           const result = await acquire(storeB, election, 'b');
           if (result.acquired) taken = result.lease;
           else {
             refusals++;
             expect(result.holder === undefined || result.holder === 'a').toBe(true);
+            // Sent this late, the request reached the server after expiry + granularity for sure.
+            if (sentAfter > durationMs + granularityMs)
+              throw new Error(
+                `the expired lease was still held: an acquire sent ${Math.round(sentAfter)} ms after the renewal's answer was refused (lease ${durationMs} ms, granularity ${granularityMs} ms)`,
+              );
             if (performance.now() - renewedAt > takeoverBoundMs)
               throw new Error(`the expired lease was still held ${takeoverBoundMs} ms after its last renewal`);
             await sleep(pollMs);
           }
         }
-        const takenAfter = performance.now() - renewedAt;
-        // Not before the lease ran out (with room for a store clock of coarse granularity).
-        expect(takenAfter).toBeGreaterThanOrEqual(0.75 * durationMs);
-        expect(takenAfter).toBeLessThanOrEqual(takeoverBoundMs);
+        // The winning acquire was applied before its answer came: not before an elector's deadline.
+        expect(performance.now() - renewSentAt).toBeGreaterThanOrEqual(earliestTakeoverMs);
+        expect(performance.now() - renewedAt).toBeLessThanOrEqual(takeoverBoundMs);
         expect(refusals).toBeGreaterThan(0);
         expect(taken.term).toBeGreaterThan(old.term);
 

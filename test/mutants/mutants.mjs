@@ -1,8 +1,17 @@
 // @ts-check
 // The safety mutants `npm run test:mutants` plants, one at a time (scripts/mutants.mjs). Each is a
 // specific wrong idea a maintainer could have, stated in `rule`; `from` must occur exactly once in
-// `file` (else the mutant is reported STALE: the code moved, update the pattern); `tests` are the
-// test files expected to kill it. `quick` ones form the short run in `npm test`-sized budgets.
+// `file` (else the mutant is reported STALE: the code moved, update the pattern); a mutant that
+// needs more than one edit lists them all in `also`, planted together; `tests` are the test files
+// expected to kill it (`testNamePattern`: only the tests whose name matches, when the point is
+// *which* test catches it). `quick` ones form the short run in `npm test`-sized budgets.
+
+/**
+ * @typedef {object} Edit
+ * @property {string} file
+ * @property {string} from
+ * @property {string} to
+ */
 
 /**
  * @typedef {object} Mutant
@@ -11,12 +20,32 @@
  * @property {string} file
  * @property {string} from
  * @property {string} to
+ * @property {Edit[]} [also] further edits of the same mutant
  * @property {string[]} tests
+ * @property {string} [testNamePattern] Jest `-t`
  * @property {boolean} [quick]
+ * @property {{ number: number, text: string }} [finding] the finding of the safety issue (#11) it reintroduces
  */
+
+/** Every edit of a mutant, the main one first. @param {Mutant} mutant @returns {Edit[]} */
+export function editsOf(mutant) {
+  return [{ file: mutant.file, from: mutant.from, to: mutant.to }, ...(mutant.also ?? [])];
+}
 
 const UNIT = ['test/unit'];
 const PG = ['test/conformance/postgres.spec.ts'];
+const MYSQL = ['test/conformance/mysql.spec.ts'];
+const REDIS = ['test/conformance/redis.spec.ts'];
+const ETCD = ['test/conformance/etcd.spec.ts'];
+const AZURE = ['test/conformance/azure-blob.spec.ts'];
+/**
+ * Findings 1–4 of the safety issue (#11), reintroduced one at a time with only the deterministic
+ * simulation to catch them: proof that the simulation alone would have found each (its failure
+ * names the check, the run and the seed; bench/results/sim-findings.json records them).
+ */
+const SIM = ['test/sim/simulation.spec.ts'];
+/** Conformance cases run concurrently; these name the one a mutant is about, to keep its run short. */
+const STRANGER = 'stranger';
 /** A template literal's `${…}` of the SQL file, spelled so this file holds no template placeholder. */
 const RENEW_TAIL = ['$', '{IN_MS}$', '{set}'].join('');
 
@@ -84,6 +113,78 @@ export const mutants = [
     tests: UNIT,
   },
   {
+    id: 'no-rearm-after-renew',
+    rule: 'a renewal re-arms the deadline timer for the new deadline',
+    file: 'lib/election/term.ts',
+    from: 'this.wallDeadline = sent.wall + this.renewDeadlineMs;\n    this.arm();',
+    to: 'this.wallDeadline = sent.wall + this.renewDeadlineMs;',
+    tests: UNIT,
+  },
+  {
+    id: 'stop-before-late-release',
+    rule: "stop() resolves only once a late-won acquire's release has run; nothing starts after it",
+    file: 'lib/election/store-calls.ts',
+    from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);\n    }\n    this.closed = true;',
+    to: 'this.clock.clearTimeout(timer);\n    }',
+    tests: UNIT,
+  },
+  {
+    id: 'stop-drops-late-release',
+    rule: "stop() waits for a late-won acquire's answer (up to one call timeout) and releases it; it does not close first",
+    file: 'lib/election/store-calls.ts',
+    from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);',
+    to: 'this.clock.clearTimeout(timer);',
+    tests: UNIT,
+  },
+  {
+    id: 'sim-no-rearm-early-timer',
+    rule: 'finding 1 of #11, simulation only: a deadline timer that fires early is re-armed',
+    file: 'lib/election/term.ts',
+    from: 'if (this.isOver()) this.onDeadline?.();\n        else this.arm();',
+    to: 'if (this.isOver()) this.onDeadline?.();',
+    tests: SIM,
+    finding: {
+      number: 1,
+      text: 'the deadline timer fires a hair early and is never re-armed: the step-down waits for the next renew tick',
+    },
+  },
+  {
+    id: 'sim-unknown-outcome-kept',
+    rule: 'finding 2 of #11, simulation only: an acquire of unknown outcome releases its fresh lease id',
+    file: 'lib/stores/store-support.ts',
+    from: '      this.track(giveBack());\n      this.track(running.then(giveBack, giveBack));',
+    to: '',
+    tests: SIM,
+    finding: {
+      number: 2,
+      text: 'an acquire whose outcome is unknown leaves an orphaned lease that blocks failover for a whole lease',
+    },
+  },
+  {
+    id: 'sim-stop-before-late-release',
+    rule: "finding 3 of #11, simulation only: stop() resolves only once a late-won acquire's release has run",
+    file: 'lib/election/store-calls.ts',
+    from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);\n    }\n    this.closed = true;',
+    to: 'this.clock.clearTimeout(timer);\n    }',
+    tests: SIM,
+    finding: {
+      number: 3,
+      text: 'stop() resolves before the release of a late-won acquire has even started; a timer is created after stop',
+    },
+  },
+  {
+    id: 'sim-resign-loses-to-acquire',
+    rule: 'finding 4 of #11, simulation only: resign() wins over an acquire in flight',
+    file: 'lib/election/election-loop.ts',
+    from: 'this.stopController.signal.aborted || resignations !== this.resignations || term.isOver()',
+    to: 'this.stopController.signal.aborted || term.isOver()',
+    tests: SIM,
+    finding: {
+      number: 4,
+      text: 'resign() while an acquire is in flight does nothing: the instance leads right after resigning',
+    },
+  },
+  {
     id: 'margin-unchecked',
     rule: 'a safety margin below the stated minimum is refused at construction',
     file: 'lib/election/elector-options.ts',
@@ -146,9 +247,27 @@ export const mutants = [
     rule: "expiry is judged by the store's clock, never the client's",
     file: 'lib/stores/postgres/postgres-sql.ts',
     from: 'WHERE l.expires_at <= clock_timestamp()\n            AND (l.reserved_for',
-    // Planted into a template literal: the process clock, read when the statement is built.
-    to: ['WHERE l.expires_at <= to_timestamp($', '{Date.now()} / 1000.0)\n            AND (l.reserved_for'].join(''),
+    // The client's clock read at every acquire, sent as the statement's expiry reference.
+    to: 'WHERE l.expires_at <= $6::timestamptz\n            AND (l.reserved_for',
+    also: [
+      {
+        file: 'lib/stores/postgres/postgres.store.ts',
+        from: 'this.sql.acquire, [...values, meta ?? null])',
+        to: 'this.sql.acquire, [...values, meta ?? null, new Date()])',
+      },
+    ],
     tests: PG,
+    // The skew case is the one that must catch it (a true client clock hides it elsewhere).
+    testNamePattern: 'client clock minutes off',
+  },
+  {
+    id: 'pg-expiry-a-lease-late',
+    rule: 'an expired lease is free at once (the conformance lease is 1 s: this keeps it a second lease)',
+    file: 'lib/stores/postgres/postgres-sql.ts',
+    from: 'WHERE l.expires_at <= clock_timestamp()\n            AND (l.reserved_for',
+    to: "WHERE l.expires_at + interval '1 second' <= clock_timestamp()\n            AND (l.reserved_for",
+    tests: PG,
+    testNamePattern: 'expired lease is taken over',
   },
   {
     id: 'metadata-not-copied',
@@ -235,5 +354,97 @@ export const mutants = [
     from: 'AND (l.reserved_for IS NULL OR l.reserved_for = excluded.holder OR l.reserved_until <= clock_timestamp()',
     to: 'AND (TRUE OR l.reserved_for = excluded.holder OR l.reserved_until <= clock_timestamp()',
     tests: PG,
+  },
+  {
+    id: 'mysql-renew-without-lease-id',
+    rule: 'renew is conditional on our own lease id (MySQL)',
+    file: 'lib/stores/mysql/mysql-sql.ts',
+    from: [' * 1000, $', '{NOW}) WHERE $', '{MINE}`'].join(''),
+    to: [' * 1000, $', '{NOW}) WHERE election = ? AND ? IS NOT NULL AND term = ? AND expires_at > $', '{NOW}`'].join(
+      '',
+    ),
+    tests: MYSQL,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'mysql-release-without-lease-id',
+    rule: 'release is conditional on our own lease id (MySQL)',
+    file: 'lib/stores/mysql/mysql-sql.ts',
+    from: 'WHERE election = ? AND lease_id = ? AND (? IS NULL OR term = ?)',
+    to: 'WHERE election = ? AND ? IS NOT NULL AND (? IS NULL OR term = ?)',
+    tests: MYSQL,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'redis-renew-without-lease-id',
+    rule: 'renew is conditional on our own lease id (Redis script)',
+    file: 'lib/stores/redis/redis-scripts.ts',
+    from: "lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end\nif ARGV[4] == ''",
+    to: "lease.term ~= tonumber(ARGV[2]) then return 0 end\nif ARGV[4] == ''",
+    tests: REDIS,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'redis-release-without-lease-id',
+    rule: 'release is conditional on our own lease id (Redis script)',
+    file: 'lib/stores/redis/redis-scripts.ts',
+    from: 'or lease.leaseId ~= ARGV[1] then return 0 end',
+    to: 'then return 0 end',
+    tests: REDIS,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'redis-acquire-not-idempotent',
+    rule: "an acquire resent after a lost reply answers with its own lease, not 'held by ourselves' (Redis)",
+    file: 'lib/stores/redis/redis-scripts.ts',
+    from: "  if ok and type(lease) == 'table' and lease.leaseId == ARGV[1] then return {1, current} end\n",
+    to: '',
+    tests: REDIS,
+    testNamePattern: 'reply is lost',
+  },
+  {
+    id: 'etcd-renew-without-lease-compare',
+    rule: 'renew proves the key is still attached to our own etcd lease, not only that our lease lives',
+    file: 'lib/stores/etcd/etcd.store.ts',
+    from: 'const ours = longEnough && kv?.lease === lease.leaseId && kv.create_revision',
+    to: 'const ours = longEnough && kv !== undefined && kv.create_revision',
+    tests: ETCD,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'etcd-txn-without-lease-compare',
+    rule: 'writes under our lease (meta, a release with a reservation) compare the etcd lease of the key',
+    file: 'lib/stores/etcd/etcd-txns.ts',
+    from: "return etcd.if(key, 'Lease', '==', lease.leaseId).and(key, 'Create', '==', lease.term);",
+    to: "return etcd.if(key, 'Create', '==', lease.term);",
+    tests: ETCD,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'azure-renewed-lease-id-unchecked',
+    rule: 'a renew answered for another lease id is a lost lease (Azurite renews an expired lease for anyone)',
+    file: 'lib/stores/azure/azure-blob.store.ts',
+    from: 'if (renewed !== lease.leaseId) throw new LeaseLostError(messages.azure.renewedForeignLease(lease.election));',
+    to: 'void renewed;',
+    tests: AZURE,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'azure-release-without-lease-id',
+    rule: 'release is conditional on our own lease id (Azure: release, never break)',
+    file: 'lib/stores/azure/azure-blob.store.ts',
+    from: 'await leaseClient.releaseLease({ abortSignal: signal });',
+    to: 'await leaseClient.breakLease(0, { abortSignal: signal });',
+    tests: AZURE,
+    testNamePattern: STRANGER,
+  },
+  {
+    id: 'azure-term-not-bumped',
+    rule: 'terms strictly increase across acquisitions (Azure blob metadata)',
+    file: 'lib/stores/azure/azure-blob.store.ts',
+    from: 'const term = termOf(leased.metadata) + 1;',
+    to: 'const term = termOf(leased.metadata);',
+    tests: AZURE,
+    testNamePattern: 'term strictly increases',
   },
 ];
