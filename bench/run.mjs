@@ -25,6 +25,7 @@
 //  12 no flapping         bench/figures/spread.mjs (a balanced 3 × 3 watched; exit code 1 if it moved)
 //  13 handover call cost  apps/handover-calls.ts (capability on vs hidden, and per handover)
 //  14 import cost         bench/import-cost.mjs (cold import of each entry over @nestjs/core, Azure SDK loaded?)
+//  15 metrics overhead   bench/metrics-overhead.mjs (per @LeaderOnly call and renewal: no API, API only, SDK)
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -18,6 +18,7 @@ import { failoverRows, sideBySideRows } from './rows/changes.mjs';
 import { contentionRows } from './rows/contention.mjs';
 import { FLEET_CONTENTION, fleetRows } from './rows/fleet.mjs';
 import { importCostRows } from './rows/import-cost.mjs';
+import { metricsOverheadRows } from './rows/metrics.mjs';
 import { decoratorRows, guardRows } from './rows/overhead.mjs';
 import { handoverCallRows } from './rows/spread.mjs';
 import { ALL_STORES, prepareNleSchemas, startServers } from './servers.mjs';
@@ -73,6 +74,8 @@ export async function main({ root, startedAt, quick }) {
     await attempt('figure 1', decoratorRows);
     log('figure 2: guard overhead (autocannon)…');
     await attempt('figure 2', () => guardRows(quick, errors));
+    log('figure 15: metrics overhead (no API, API without SDK, SDK)…');
+    await attempt('figure 15', () => metricsOverheadRows(root, quick));
     log('figure 14: cold import cost (fresh processes)…');
     await attempt('figure 14', () => importCostRows(root, quick));
 
