@@ -26,6 +26,8 @@ const FIGURE_TITLES = {
   11: 'Handover on request: requested from a third replica → the named replica elected',
   12: 'No flapping: leadership changes in a balanced cluster (must be 0)',
   13: 'What the handover capability costs: store calls per instance-hour vs the capability hidden, and per handover',
+  14: 'Cold import of each entry, fresh processes, next to @nestjs/core alone (and whether the Azure SDK loads)',
+  15: 'What OpenTelemetry metrics add: ns per @LeaderOnly call and per renewal, no API / API without SDK / SDK',
 };
 
 export function machineInfo() {
@@ -103,7 +105,7 @@ function markdown(rows, output) {
       'Medians of n trials; every figure with p95 and max is in `bench/results/latest.json`.',
     '',
   ];
-  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13])) {
+  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15])) {
     const group = rows.filter((r) => r.figure === figure);
     if (!group.length) continue;
     lines.push(`**${figure}. ${FIGURE_TITLES[figure]}**`, '');
