@@ -2,7 +2,7 @@
 // @ts-check
 // Step-down lag on real timers: how long after its deadline a leader's term `signal` aborts (and
 // `revoked` is emitted) when nothing reads `isLeader()` — only the deadline timer can end the term.
-// The issue-11 reproduction: an in-memory store whose renewals fail from the start of the term, the
+// The issue-11 reproduction: an in-memory store that the leader cannot reach from the start of its term, the
 // issue's timings (lease 2000 / deadline 250 / renew 240, and 3000 / 2000 / 1900, which validation
 // accepts), 30 trials each. A second elector polls every 50 ms, so each trial also shows how long
 // before the next leader's election the old term's signal aborted (must stay > 0: no overlap).
@@ -47,53 +47,51 @@ const summary = (values) => {
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
- * The in-memory store, with every renewal failing while `failRenewals` is set, and the instant each
- * acquire reached it. The elector reads its send instant just before calling acquire, so the term's
- * deadline is `acquireAt + renewDeadlineMs` to within microseconds (a hair late, so the measured lag
- * is, if anything, a hair short).
+ * `a`'s view of the in-memory store: once `unreachable` is set, every call fails (renewals, the
+ * release at step-down, later acquires), the way a network outage looks to it; `b` talks to the
+ * store directly. Also records when `a`'s acquire reached the store: the elector reads its send
+ * instant just before calling it, so the term's deadline is `acquireAt + renewDeadlineMs` to within
+ * microseconds (a hair late, so the measured lag is, if anything, a hair short).
  * @param {import('../lib/stores/lease-store.js').LeaseStore} inner
  */
-function failingRenewals(inner) {
+function outageFor(inner) {
   const store = Object.create(inner);
-  store.failRenewals = false;
-  /** @type {Map<string, number>} */
-  store.acquireAt = new Map();
+  store.unreachable = false;
+  store.acquireAt = 0;
+  const fail = async () => {
+    throw new TransientLeaseStoreError('store unreachable (bench)');
+  };
   /** @param {import('../lib/stores/lease-store.js').AcquireRequest} request */
   store.acquire = (request) => {
-    store.acquireAt.set(request.identity, performance.now());
+    if (store.unreachable) return fail();
+    store.acquireAt = performance.now();
     return inner.acquire(request);
   };
   /** @param {import('../lib/stores/lease-store.js').Lease} lease @param {import('../lib/stores/lease-store.js').RenewOptions} options */
-  store.renew = async (lease, options) => {
-    if (store.failRenewals) throw new TransientLeaseStoreError('renewals fail (bench)');
-    return inner.renew(lease, options);
-  };
+  store.renew = (lease, options) => (store.unreachable ? fail() : inner.renew(lease, options));
+  /** @param {import('../lib/stores/lease-store.js').Lease} lease @param {import('../lib/stores/lease-store.js').ReleaseOptions} options */
+  store.release = (lease, options) => (store.unreachable ? fail() : inner.release(lease, options));
   return store;
 }
 
 /** @param {{ leaseDurationMs: number, renewDeadlineMs: number, renewIntervalMs: number }} timings */
 async function trial(timings) {
-  const store = failingRenewals(new InMemoryLeaseStore());
-  const make = (/** @type {string} */ identity) =>
+  const inner = new InMemoryLeaseStore();
+  const storeA = outageFor(inner);
+  /** @param {string} identity @param {import('../lib/stores/lease-store.js').LeaseStore} store */
+  const make = (identity, store) =>
     new Elector({ store, election: 'lag', identity, logger: quiet, retryIntervalMs: 50, ...timings });
-  const a = make('a');
+  const a = make('a', storeA);
   await a.start();
   if (!a.isLeader()) throw new Error('a did not lead');
-  store.failRenewals = true; // from the first renewal on
-  const deadline = store.acquireAt.get('a') + timings.renewDeadlineMs;
+  storeA.unreachable = true; // from the first renewal on
+  const deadline = storeA.acquireAt + timings.renewDeadlineMs;
   const signal = a.signal; // the last read: from here on only the deadline timer can end the term
-  // Once its term is over, `a` stops contending without releasing (else it may win again, or its
-  // release would let `b` in early): `b` can lead only once the store lets the lease expire.
-  const aborted = new Promise((resolve) =>
-    signal.addEventListener('abort', () => {
-      resolve(performance.now());
-      void a.stop({ release: false });
-    }),
-  );
+  const aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(performance.now())));
   const revoked = new Promise((resolve) =>
     a.events$.subscribe((e) => e.type === 'revoked' && resolve(performance.now())),
   );
-  const b = make('b');
+  const b = make('b', inner);
   const bElected = new Promise((resolve) =>
     b.events$.subscribe((e) => e.type === 'elected' && resolve(performance.now())),
   );
@@ -134,7 +132,7 @@ const out = {
   node: process.version,
   cpus: cpus().length,
   loadAverage1m: round(load, 1),
-  note: 'real timers, in-memory store, renewals failing; lag = term signal abort (or revoked) minus the deadline (acquire send + renewDeadlineMs)',
+  note: 'real timers, in-memory store unreachable for the leader after its acquire (renewals, release, acquires fail); b polls every 50 ms; lag = term signal abort (or revoked) minus the deadline (acquire send + renewDeadlineMs)',
   results,
 };
 mkdirSync(join(here, 'results'), { recursive: true });
