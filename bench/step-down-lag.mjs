@@ -132,7 +132,7 @@ const out = {
   node: process.version,
   cpus: cpus().length,
   loadAverage1m: round(load, 1),
-  note: 'real timers, in-memory store unreachable for the leader after its acquire (renewals, release, acquires fail); b polls every 50 ms; lag = term signal abort (or revoked) minus the deadline (acquire send + renewDeadlineMs)',
+  note: 'real timers, in-memory store unreachable for the leader after its acquire (renewals, release, acquires fail); b polls every 50 ms; lag = term signal abort (or revoked) minus the deadline (acquire send + renewDeadlineMs); a lag down to -1 ms is the wall-clock deadline (Date.now(), whole ms) ending the term first',
   results,
 };
 mkdirSync(join(here, 'results'), { recursive: true });
