@@ -46,7 +46,8 @@ export {
   OnRevoked,
   type RevokedHookEvent,
 } from './leadership-hooks.decorator.js';
-export type { Clock } from './shared/clock.js';
+// Public `Clock`: `wallNow` optional (0.1.0 clocks have none); the elector fills it with Date.now().
+export type { ClockSource as Clock } from './shared/clock.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';
 export {
   type AcquireRequest,

@@ -16,8 +16,9 @@
 //   suspend that outlasts the store's lease leaves that window with another leader possibly elected:
 //   reads are exact, signal-following work is not (fence with `term`). -> term.ts `arm`, Elector getters.
 // - The margin `leaseDurationMs - renewDeadlineMs` must hold that lag plus call latency, clock-rate drift and
-//   the store's expiry granularity: at least max(100 ms, leaseDurationMs / 5), refused at construction
-//   otherwise. -> elector-options.ts MIN_MARGIN_MS / MIN_MARGIN_FRACTION.
+//   the store's expiry granularity: at least max(MIN_MARGIN_MS, leaseDurationMs / MIN_MARGIN_DIVISOR),
+//   refused at construction otherwise. The floor does not scale with the lease (a stall does not), so a
+//   quarter margin passes for leases >= 4 x MIN_MARGIN_MS. -> elector-options.ts `resolveElectorOptions`.
 // - Every store call is bounded, by an AbortSignal the store must honour and by our own wait, which ends
 //   anyway: a follower's call (acquire) and a release after renewDeadlineMs - renewIntervalMs (so a win
 //   still leaves time to renew), a renew at the term's deadline. -> store-calls.ts `call`.
@@ -27,13 +28,18 @@
 //   third-party stores). -> election-loop.ts `acquireOnce`/`renewOnce`, store-calls.ts `onLate`.
 // - Unknown outcomes: an acquire that did not clearly answer "held by someone else" may have won. The
 //   built-in stores release that attempt's fresh lease id themselves (safe: nobody else knows it), so the
-//   next leader waits a call timeout + a retry, not a lease. -> lib/stores (store support).
-// - resign() wins over an acquire in flight (the win is released, we sit out 2 x retryIntervalMs); stop()
-//   resolves only when nothing of ours is pending or will start: it waits for late answers at most one
-//   call timeout, for releases their own timeout, then sets no timer. -> election-loop.ts `resign`/`stop`,
-//   store-calls.ts `drain`.
-// - Followers poll every retryIntervalMs ±15 % (and at once when a store pushes "may be free"); a leader
-//   renews every renewIntervalMs counted from the previous send. -> election-loop.ts `scheduleNext`.
+//   next leader waits a call timeout + a retry, not a lease. -> stores/store-support.ts `StoreCalls.acquire`
+//   (internal; a third-party store follows the contract in stores/lease-store.ts).
+// - resign() wins over an acquire in flight (the win is released; for 2 x retryIntervalMs from the call we
+//   only read, never acquire); stop() resolves only when nothing of the elector's is pending or will
+//   start: it waits for its own late answers at most one call timeout, for releases their own timeout,
+//   then sets no timer. A store's own give-backs (unknown outcomes above) are the store's: store.close()
+//   waits for them. -> election-loop.ts `resign`/`leave`/`stop`, store-calls.ts `drain`.
+// - Followers poll every retryIntervalMs ±15 %, and at once when a store pushes "may be free". On a
+//   store with a watch that hints when the holder's lease expires, they poll instead just after that
+//   expiry and at least every max(retryIntervalMs, leaseDurationMs) ±15 % (the watch reports releases).
+//   A leader renews every renewIntervalMs counted from the previous send. -> election-loop.ts
+//   `scheduleNext`, `followerDelay`.
 //
 // Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term, and a write sent
 // before the deadline may reach its target after the margin; fence such writes with `term` (it increases
@@ -44,7 +50,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
-import { type Clock, systemClock } from '../shared/clock.js';
+import { type Clock, systemClock, withWallClock } from '../shared/clock.js';
 import {
   type HandoverRequest,
   type LeaderStateEntry,
@@ -105,7 +111,8 @@ export class Elector {
     this.identity = resolved.identity ?? defaultIdentity();
     this.timings = resolved.timings;
     this.advertise = options.advertise;
-    this.clock = options.clock ?? systemClock;
+    // A clock written for 0.1.0 has no wallNow: Date.now() stands in (see ClockSource).
+    this.clock = withWallClock(options.clock ?? systemClock);
     const logger = options.logger ?? defaultLogger;
     const events = new Subject<LeadershipEvent>();
     this.events$ = events.asObservable();
@@ -209,7 +216,10 @@ export class Elector {
     await this.loop.start();
   }
 
-  /** Give up leadership now and sit out one acquire round so another instance wins. */
+  /**
+   * Give up leadership now (an acquire in flight that wins is handed back) and, for
+   * 2 × `retryIntervalMs` from this call, only read who leads, never acquire, so another instance wins.
+   */
   resign(): Promise<void> {
     return this.loop.resign();
   }

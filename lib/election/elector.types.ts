@@ -1,4 +1,4 @@
-import type { Clock } from '../shared/clock.js';
+import type { ClockSource } from '../shared/clock.js';
 import type { HandoverRequest, LeaseStore } from '../stores/lease-store.js';
 import type { ElectorTimings } from './elector-options.js';
 
@@ -15,7 +15,8 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
   election: string;
   /** Unique per process; default `hostname-pid-<4 hex chars>`. */
   identity?: string;
-  clock?: Clock;
+  /** Default: performance.now / Date.now and Node's timers. Without `wallNow`, `Date.now()` is the wall clock. */
+  clock?: ClockSource;
   logger?: ElectorLogger;
   /**
    * Where to reach this replica (for example its internal URL), stored with the lease while it

@@ -1,5 +1,5 @@
 import { messages } from '../leader-election.messages.js';
-import { type Clock, systemClock } from '../shared/clock.js';
+import { type ClockSource, systemClock } from '../shared/clock.js';
 import {
   decodeHandoverRequest,
   decodeLeaseMeta,
@@ -58,9 +58,9 @@ export class InMemoryLeaseStore implements LeaseStore {
   private readonly slots = new Map<string, Slot>();
   private readonly watchers = new WatchFanOut();
   private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
-  private readonly clock: Clock;
+  private readonly clock: ClockSource;
 
-  constructor(options: { clock?: Clock } = {}) {
+  constructor(options: { clock?: ClockSource } = {}) {
     this.clock = options.clock ?? systemClock;
   }
 

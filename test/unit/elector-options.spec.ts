@@ -89,5 +89,27 @@ describe('Elector options: validation at construction', () => {
     ])('%s is accepted', (_name, options) => {
       expect(make(options)).not.toThrow();
     });
+
+    // Audit gap 7: the issue's rule of thumb (a quarter margin, deadline >= 2.5x renew) holds for every
+    // lease of at least 400 ms, which covers every networked store's minimum (1 s and up). Below, the
+    // 100 ms floor wins on purpose: a stall or a round trip does not shrink with the lease.
+    it.each([400, 500, 1000, 1500, 2000, 3000, 4000, 15_000, 60_000])(
+      'a quarter margin with the deadline 2.5x the renew interval is accepted for a %i ms lease',
+      (lease) => {
+        const deadline = lease * 0.75;
+        expect(
+          make({ leaseDurationMs: lease, renewDeadlineMs: deadline, renewIntervalMs: deadline / 2.5 }),
+        ).not.toThrow();
+      },
+    );
+
+    it.each([
+      [300, 225, 90],
+      [396, 297, 118.8],
+    ])('under 400 ms the 100 ms floor refuses a quarter margin (%i/%i/%i)', (lease, deadline, renew) => {
+      expect(make({ leaseDurationMs: lease, renewDeadlineMs: deadline, renewIntervalMs: renew })).toThrow(
+        `= ${lease - deadline} ms is too small a safety margin: it must be at least 100 ms (the larger of 100 ms and 1/5 of leaseDurationMs)`,
+      );
+    });
   });
 });
