@@ -111,15 +111,13 @@ export class Results {
 }
 
 /**
- * Runs the chains (at most `concurrency` at once, longest first), then the cold starts two at a time
- * (with `coldAmongChains`, --quick: all in one pool, cold starts last in line).
+ * Runs the chains (at most `concurrency` at once, longest first), then the cold starts two at a time.
  * @param {{ jobs: Job[], coldJobs: Job[] }} plan
  * @param {number} concurrency
  * @param {(message: string) => void} log
- * @param {{ coldAmongChains?: boolean }} [options]
  * @returns {Promise<Results>}
  */
-export async function runJobs({ jobs, coldJobs }, concurrency, log, { coldAmongChains = false } = {}) {
+export async function runJobs({ jobs, coldJobs }, concurrency, log) {
   const results = new Results();
   const phaseStart = Date.now();
   let done = 0;
@@ -138,11 +136,6 @@ export async function runJobs({ jobs, coldJobs }, concurrency, log, { coldAmongC
     done += 1;
     log(`  ${job.key} done (${done}/${jobs.length + coldJobs.length})`);
   };
-  if (coldAmongChains) {
-    await pool([...jobs, ...coldJobs], concurrency, runJob);
-    log(`chains and cold starts took ${((Date.now() - phaseStart) / 1000).toFixed(0)} s`);
-    return results;
-  }
   await pool(jobs, concurrency, runJob);
   log(`chains took ${((Date.now() - phaseStart) / 1000).toFixed(0)} s; cold starts…`);
   await pool(coldJobs, 2, runJob);

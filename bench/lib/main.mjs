@@ -35,9 +35,8 @@ export async function main({ root, startedAt, quick }) {
   const log = (message) => console.log(`[${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${message}`);
   const N = quick ? 3 : Number(process.env.BENCH_TRIALS ?? 10);
   const PAUSE_N = quick ? 2 : Number(process.env.BENCH_PAUSE_TRIALS ?? 10);
-  // --quick trades isolation for time: every trial chain and cold start of phase B at once, phase
-  // C's contention two stores at a time and beside phase D (figures are then a smoke reading, not a
-  // comparison).
+  // --quick trades isolation for time: every trial chain of phase B at once, and phase C's
+  // contention runs two stores at a time (figures are then a smoke reading, not a comparison).
   const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? (quick ? 40 : 12));
   const STORES_AT_ONCE = quick ? 2 : 1;
   /** @type {Row[]} */
@@ -93,7 +92,7 @@ export async function main({ root, startedAt, quick }) {
       HANDOVERS: String(quick ? 3 : 5),
     });
     const plan = changeJobs({ stores: STORES, available, trials: N, pauseTrials: PAUSE_N, nleSchemas, log });
-    const results = await runJobs(plan, CONCURRENCY, log, { coldAmongChains: quick });
+    const results = await runJobs(plan, CONCURRENCY, log);
     log('waiting for the calls window…');
     let callsResult;
     await attempt('figure 5', async () => {
@@ -118,30 +117,21 @@ export async function main({ root, startedAt, quick }) {
     const flap = startFlapWatch({ stores: STORES, quick, log });
     await flap?.up;
 
-    // ---- phase C: contention, one store at a time (--quick: two, beside phase D) ---------------
-    const phaseC = async () => {
-      await pool(STORES, STORES_AT_ONCE, async (store) => {
-        log(`figure 6: contention on ${store}…`);
-        await attempt(`figure 6 ${store}`, () => contentionRows(store, fig3Timings(store), { quick, rtt, log }));
-      });
-      await pool(STORES, STORES_AT_ONCE, async (store) => {
-        log(`figure 9: ${FLEET_CONTENTION.electors}-elector contention on ${store}…`);
-        const context = { quick, rtt, log };
-        await attempt(`figure 9 ${store}`, () => contentionRows(store, fig3Timings(store), context, FLEET_CONTENTION));
-      });
-    };
+    // ---- phase C: contention, one store at a time --------------------------------------------
+    await pool(STORES, STORES_AT_ONCE, async (store) => {
+      log(`figure 6: contention on ${store}…`);
+      await attempt(`figure 6 ${store}`, () => contentionRows(store, fig3Timings(store), { quick, rtt, log }));
+    });
+    await pool(STORES, STORES_AT_ONCE, async (store) => {
+      log(`figure 9: ${FLEET_CONTENTION.electors}-elector contention on ${store}…`);
+      const context = { quick, rtt, log };
+      await attempt(`figure 9 ${store}`, () => contentionRows(store, fig3Timings(store), context, FLEET_CONTENTION));
+    });
 
     // ---- phase D: several elections per app ----------------------------------------------------
-    const phaseD = async () => {
-      const startedD = Date.now();
-      await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap }));
-      log(`figures 10–12 took ${((Date.now() - startedD) / 1000).toFixed(0)} s`);
-    };
-    if (quick) await Promise.all([phaseC(), phaseD()]);
-    else {
-      await phaseC();
-      await phaseD();
-    }
+    const phaseD = Date.now();
+    await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap }));
+    log(`figures 10–12 took ${((Date.now() - phaseD) / 1000).toFixed(0)} s`);
   } finally {
     await stopServers();
   }
