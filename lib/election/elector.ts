@@ -42,7 +42,7 @@ import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { supportsHandover } from '../stores/handover-support.js';
 import type { HandoverRequest, LeaderStateEntry, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
-import { supportsState } from '../stores/state-support.js';
+import { checkUserStateKey, supportsState } from '../stores/state-support.js';
 import { ElectionLoop } from './election-loop.js';
 import {
   defaultLogger,
@@ -187,9 +187,16 @@ export class Elector {
    * lease is still the current one there, so a process resumed from a pause can never overwrite
    * what a newer leader wrote. Not leading (or past the deadline): rejects at once with
    * `LeaseLostError`, without calling the store. Bounded by the term's remaining time, like a renew;
-   * a `LeaseLostError` from the store ends the term.
+   * a `LeaseLostError` from the store ends the term. Keys starting with `tick:` are the once-per-tick
+   * records' and reject with a `TypeError`.
    */
-  writeState<T = unknown>(value: T, key?: string): Promise<void> {
+  async writeState<T = unknown>(value: T, key?: string): Promise<void> {
+    checkUserStateKey(key);
+    return this.loop.writeState(value, key);
+  }
+
+  /** @internal The once-per-tick ledger's write of its own `tick:` key, fenced like any state write. */
+  writeTickRecord(value: number, key: string): Promise<void> {
     return this.loop.writeState(value, key);
   }
 

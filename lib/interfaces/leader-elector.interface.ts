@@ -22,6 +22,7 @@ export type LeaderElector = Pick<
   | 'health'
   | 'readState'
   | 'writeState'
+  | 'writeTickRecord'
   | 'supportsState'
   | 'supportsHandover'
   | 'requestHandover'

@@ -17,6 +17,8 @@ import type { Step } from './store-support.js';
 
 /** The key of the user's own value; the library's records (`tick:<job>`) use other keys. */
 export const DEFAULT_STATE_KEY = 'state';
+/** The once-per-tick ledger's keys: refused by the public writeState, so an app cannot overwrite them. */
+export const TICK_KEY_PREFIX = 'tick:';
 /** The size every built-in store accepts (and the least a store may declare): 64 KiB of JSON. */
 export const DEFAULT_MAX_STATE_BYTES = 65_536;
 /** Safe as a Redis hash field, an etcd key segment, a JSON object key and a SQL JSON path member. */
@@ -44,6 +46,14 @@ export function stateKey(options: Pick<StateCallOptions, 'key'> | undefined): st
   const key = options?.key ?? DEFAULT_STATE_KEY;
   if (typeof key !== 'string' || !STATE_KEY.test(key)) throw new TypeError(messages.state.invalidKey(key));
   return key;
+}
+
+/**
+ * A write through the public API (service, handle, Elector, testing kit): the `tick:` keys are the
+ * ledger's. Stores do not check it: the ledger writes them through the same store call.
+ */
+export function checkUserStateKey(key: string | undefined): void {
+  if (typeof key === 'string' && key.startsWith(TICK_KEY_PREFIX)) throw new TypeError(messages.state.reservedKey(key));
 }
 
 /** The limit a store enforces: its declared `maxStateBytes`, never below the 64 KiB every store promises. */
