@@ -209,10 +209,12 @@ export async function runTickHandovers(options: {
   missed: 'skip' | 'catch-up';
   offsetsMs?: [number, number];
   tally?: Map<string, number>;
+  /** false: the job is a plain @LeaderOnly() cron (the baseline without once-per-tick). */
+  perTick?: boolean;
   onHandover?: (handover: Handover, index: number) => void;
 }): Promise<TickReport & { cluster: TickCluster }> {
   const { handovers: count, missed, offsetsMs = [0, -500], tally = new Map<string, number>() } = options;
-  const cluster = new TickCluster({ MISSED: missed });
+  const cluster = new TickCluster({ MISSED: missed, ONCE: options.perTick === false ? 'off' : 'per-tick' });
   const offsets = new Map([
     ['p1', offsetsMs[0]],
     ['p2', offsetsMs[1]],
