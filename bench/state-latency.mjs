@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -47,15 +47,20 @@ const { supportsState } = await import('../lib/stores/lease-store.js');
 
 /** @type {string[]} */
 const errors = [];
+const loadAtStart = loadavg().map((x) => round(x, 2));
 const wanted = ['memory', ...ALL_STORES].filter((store) => !only || only.split(',').includes(store));
 const servers = await startServers((message) => console.error(message), errors);
 /** @type {Record<string, StoreFigures | { error: string }>} */
 const results = {};
+/** @type {Record<string, string>} */
+const versions = {};
 try {
   for (const kind of wanted) {
     if (kind !== 'memory' && !servers.available.has(kind)) continue;
     try {
       results[kind] = await measure(kind);
+      const version = await serverVersion(kind);
+      if (version) versions[kind] = version;
     } catch (error) {
       results[kind] = { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
     }
@@ -91,6 +96,9 @@ writeFileSync(
       warmup: WARMUP,
       leaseDurationMs: LEASE_MS,
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+      // The machine is shared: its load average (1, 5, 15 min) before and after the run.
+      loadAverage: { atStart: loadAtStart, atEnd: loadavg().map((x) => round(x, 2)) },
+      serverVersions: versions,
       at: new Date().toISOString(),
       notes: errors,
       stores: results,
@@ -100,6 +108,49 @@ writeFileSync(
   )}\n`,
 );
 console.log(`\nwritten to ${out}`);
+
+/**
+ * The server's own version string, for the figures' labels (undefined when not asked or unknown).
+ * @param {string} kind
+ * @returns {Promise<string | undefined>}
+ */
+async function serverVersion(kind) {
+  try {
+    if (kind === 'postgres') {
+      const pg = (await import('pg')).default;
+      const client = new pg.Client({ connectionString: process.env.PG_URL });
+      await client.connect();
+      try {
+        return (await client.query('SELECT version() AS v')).rows[0]?.v;
+      } finally {
+        await client.end();
+      }
+    }
+    if (kind === 'mysql') {
+      const mysql = await import('mysql2/promise');
+      const connection = await mysql.createConnection(process.env.MYSQL_URL ?? '');
+      try {
+        const [rows] = await connection.query('SELECT VERSION() AS v');
+        return /** @type {Array<{ v: string }>} */ (rows)[0]?.v;
+      } finally {
+        await connection.end();
+      }
+    }
+    if (kind === 'redis') {
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(process.env.REDIS_URL ?? '', { lazyConnect: true });
+      try {
+        await redis.connect();
+        return /redis_version:(\S+)/.exec(await redis.info('server'))?.[1];
+      } finally {
+        redis.disconnect();
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
 
 /**
  * The figures of one store: warm-up rounds, then SAMPLES rounds of write 1 KiB → read → renew, then

@@ -287,6 +287,11 @@ export class ElectionHandle {
     return this.elector.writeState<T>(value, key);
   }
 
+  /** @internal The once-per-tick ledger's write of its `tick:` key (refused by `writeState`). */
+  writeTickRecord(value: number, key: string): Promise<void> {
+    return this.elector.writeTickRecord(value, key);
+  }
+
   /** @internal true when leader state works here, else the store's name (for a startup error). */
   leaderStateStore(): true | string {
     return this.elector.supportsState || (this.context.options.store?.name ?? 'the store');

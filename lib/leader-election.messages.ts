@@ -312,6 +312,8 @@ export const messages = {
       `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
     columnMissing: (store: string, table: string, migration: string) =>
       `${store}: table ${table} has no state column (it was created by a version before leader state) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
+    reservedKey: (key: string) =>
+      `leader state key ${JSON.stringify(key)} is reserved: keys starting with "tick:" hold the library's once-per-tick records (@LeaderOnly({ once: 'per-tick' })); use another key`,
     lost: (election: string, term: number) =>
       `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
   },
@@ -344,6 +346,10 @@ export const messages = {
   tickSkippedRecorded: (job: string, fireTime: string) => `skipped ${job} tick ${fireTime}: already run by a leader`,
   tickRecordFailed: (job: string, fireTime: string, reason: string) =>
     `skipped ${job} tick ${fireTime}: could not record the run before starting it (${reason})`,
+  tickRecordRetry: (job: string, fireTime: string, reason: string) =>
+    `${job} tick ${fireTime}: recording the run failed (${reason}); retrying within the tick`,
+  tickRecordedAhead: (job: string, recorded: string, now: string, aheadMs: number) =>
+    `${job}: the last run recorded is the tick of ${recorded}, ${Math.round(aheadMs)} ms ahead of this replica's clock (${now}): a leader with a clock running ahead recorded it, and this job's ticks are skipped until this clock passes it. Synchronise the hosts' clocks (NTP)`,
   tickCatchUp: (job: string, fireTime: string) =>
     `${job}: catching up tick ${fireTime}, which no leader ran (missed: 'catch-up')`,
   leaderOnlyBadValue: (option: string, value: unknown, expected: string) =>

@@ -204,7 +204,8 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * store: accepted only while this instance's lease is the current one there, so a leader resumed
    * after a pause can never overwrite a newer leader's value. On a non-leader it rejects at once
    * with `LeaseLostError`. Still allowed while stepping down (the lease is ours until released), so
-   * draining work can save its checkpoint. Keys starting with `tick:` belong to `once: 'per-tick'`.
+   * draining work can save its checkpoint. Keys starting with `tick:` belong to `once: 'per-tick'`
+   * and reject with a `TypeError`.
    */
   writeState<T = unknown>(value: T, key?: string): Promise<void> {
     return this.defaultHandle.writeState<T>(value, key);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { type CronMetadata, CronSchedule } from './cron-schedule.js';
+import { type CronMetadata, CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
 import { messages } from './leader-election.messages.js';
-import type { LeaderStateEntry } from './stores/lease-store.js';
+import { FatalLeaseStoreError, type LeaderStateEntry, LeaseLostError, TICK_KEY_PREFIX } from './stores/lease-store.js';
 
 /**
  * How far back a new leader looks for a missed tick (`missed: 'catch-up'`): the most recent fire
@@ -10,10 +10,31 @@ import type { LeaderStateEntry } from './stores/lease-store.js';
  */
 export const CATCH_UP_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-/** The leader state the ledger records runs in (the service's readState/writeState). */
+/**
+ * A transient store error while recording a tick is retried within the tick for at most this long
+ * (and at most half the cron period, and never past the term): a blip must not drop a daily job,
+ * but a run that starts seconds late is no longer "the 02:00 run" for most jobs.
+ */
+export const TICK_RECORD_RETRY_MS = 2_000;
+/** First pause between attempts; doubled each time. */
+const RETRY_PAUSE_MS = 50;
+
+/**
+ * A recorded fire time this far ahead of our clock was written by a leader whose clock runs ahead
+ * (an on-time leader records at most EARLY_TOLERANCE_MS ahead): worth a warning, since every tick
+ * is skipped here until our clock passes it.
+ */
+export const TICK_AHEAD_WARN_MS = 2 * EARLY_TOLERANCE_MS;
+
+/** The election the ledger records runs in: an election handle (leader state, the current term). */
 export interface LeaderStateAccess {
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined>;
-  writeState<T = unknown>(value: T, key?: string): Promise<void>;
+  /** The ledger's own write path: `tick:` keys are refused by the public writeState. */
+  writeTickRecord(value: number, key: string): Promise<void>;
+  /** The term we lead, else undefined. */
+  readonly term: number | undefined;
+  /** Aborted when the term ends (the bound of a retry). */
+  readonly signal: AbortSignal;
 }
 
 export interface TickLedgerLogger {
@@ -42,6 +63,8 @@ export class TickLedger {
   private readonly schedules = new Map<string, Promise<CronSchedule>>();
   /** Per job, the claim in progress: one read-compare-write at a time within this process. */
   private readonly claims = new Map<string, Promise<unknown>>();
+  /** Per job, the term in which we last warned of a record ahead of our clock (once per term). */
+  private readonly warnedAhead = new Map<string, number | undefined>();
 
   constructor(
     private readonly state: LeaderStateAccess,
@@ -53,7 +76,7 @@ export class TickLedger {
   async runTick(job: TickJob, call: () => unknown): Promise<unknown> {
     const schedule = await this.schedule(job);
     const fireTime = schedule.fireTimeOf(this.now());
-    if (!(await this.claim(job, fireTime, false))) return undefined;
+    if (!(await this.claim(job, schedule, fireTime, false))) return undefined;
     return call();
   }
 
@@ -67,7 +90,7 @@ export class TickLedger {
     const now = this.now();
     const fireTime = schedule.latestAtOrBefore(now);
     if (now - fireTime > CATCH_UP_WINDOW_MS) return false;
-    if (!(await this.claim(job, fireTime, true))) return false;
+    if (!(await this.claim(job, schedule, fireTime, true))) return false;
     this.logger.log(messages.tickCatchUp(job.job, new Date(fireTime).toISOString()));
     await call();
     return true;
@@ -85,32 +108,115 @@ export class TickLedger {
   }
 
   /** Records `fireTime` as run unless it (or a later tick) already is; true when this call recorded it. */
-  private claim(job: TickJob, fireTime: number, onlyIfRecordedBefore: boolean): Promise<boolean> {
+  private claim(
+    job: TickJob,
+    schedule: CronSchedule,
+    fireTime: number,
+    onlyIfRecordedBefore: boolean,
+  ): Promise<boolean> {
     const previous = this.claims.get(job.job) ?? Promise.resolve();
-    const claim = previous.then(async () => {
-      const key = tickKey(job.job);
-      const fireIso = new Date(fireTime).toISOString();
-      try {
-        const recorded = (await this.state.readState<number>(key))?.value;
-        if (onlyIfRecordedBefore && typeof recorded !== 'number') return false;
-        if (typeof recorded === 'number' && recorded >= fireTime) {
-          this.logger.debug(messages.tickSkippedRecorded(job.job, fireIso));
-          return false;
-        }
-        // Fenced by the store: refused once our lease is not the current one.
-        await this.state.writeState(fireTime, key);
-        return true;
-      } catch (error) {
-        this.logger.warn(messages.tickRecordFailed(job.job, fireIso, (error as Error)?.message ?? String(error)));
-        return false;
-      }
-    });
+    const claim = previous.then(() => this.record(job, schedule, fireTime, onlyIfRecordedBefore));
     const settled = claim.finally(() => {
       if (this.claims.get(job.job) === settled) this.claims.delete(job.job);
     });
     this.claims.set(job.job, settled);
     return claim;
   }
+
+  /**
+   * One read-compare-write, retried on a transient error within TICK_RECORD_RETRY_MS (at most half
+   * the period) while the term lasts. A lost lease, a fatal error or a bad value is not retried.
+   */
+  private async record(
+    job: TickJob,
+    schedule: CronSchedule,
+    fireTime: number,
+    onlyIfRecordedBefore: boolean,
+  ): Promise<boolean> {
+    const key = tickKey(job.job);
+    const fireIso = new Date(fireTime).toISOString();
+    const { term, signal } = this.state;
+    const budget = Math.min(TICK_RECORD_RETRY_MS, (schedule.next(fireTime) - fireTime) / 2);
+    const giveUpAt = performance.now() + budget;
+    let pause = RETRY_PAUSE_MS;
+    // Set once a write of ours failed: it may have landed all the same.
+    let outcomeUnknown = false;
+    for (;;) {
+      let writing = false;
+      try {
+        const entry = await this.state.readState<number>(key);
+        const recorded = entry?.value;
+        // A write of ours whose reply was lost (the attempt before failed): the record is ours.
+        if (outcomeUnknown && recorded === fireTime && entry?.term === term && term !== undefined) return true;
+        if (onlyIfRecordedBefore && typeof recorded !== 'number') return false;
+        if (typeof recorded === 'number' && recorded >= fireTime) {
+          this.warnIfAhead(job, recorded, term);
+          this.logger.debug(messages.tickSkippedRecorded(job.job, fireIso));
+          return false;
+        }
+        // Fenced by the store: refused once our lease is not the current one.
+        writing = true;
+        await this.state.writeTickRecord(fireTime, key);
+        return true;
+      } catch (error) {
+        const reason = (error as Error)?.message ?? String(error);
+        const wait = Math.min(pause, giveUpAt - performance.now());
+        if (!retryable(error) || signal.aborted || this.state.term !== term || wait <= 0) {
+          this.logger.warn(messages.tickRecordFailed(job.job, fireIso, reason));
+          return false;
+        }
+        this.logger.debug(messages.tickRecordRetry(job.job, fireIso, reason));
+        outcomeUnknown ||= writing;
+        pause *= 2;
+        if (!(await pauseUnlessAborted(wait, signal))) {
+          this.logger.warn(messages.tickRecordFailed(job.job, fireIso, reason));
+          return false;
+        }
+      }
+    }
+  }
+
+  /** A record from a clock ahead of ours: every tick is skipped until our clock passes it. Once per term. */
+  private warnIfAhead(job: TickJob, recorded: number, term: number | undefined): void {
+    const now = this.now();
+    if (recorded - now <= TICK_AHEAD_WARN_MS) return;
+    if (this.warnedAhead.has(job.job) && this.warnedAhead.get(job.job) === term) return;
+    this.warnedAhead.set(job.job, term);
+    this.logger.warn(
+      messages.tickRecordedAhead(
+        job.job,
+        new Date(recorded).toISOString(),
+        new Date(now).toISOString(),
+        recorded - now,
+      ),
+    );
+  }
+}
+
+/** Worth another attempt within the tick: not a lost lease, a fatal store error or a bad argument. */
+function retryable(error: unknown): boolean {
+  return !(
+    error instanceof LeaseLostError ||
+    error instanceof FatalLeaseStoreError ||
+    error instanceof TypeError ||
+    error instanceof RangeError
+  );
+}
+
+/** Resolves true after `ms`, false at once when `signal` aborts first. */
+function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /**
@@ -121,7 +227,7 @@ export function tickKey(job: string): string {
   const escaped = job.replace(/[^A-Za-z0-9.:-]/g, (c) =>
     [...Buffer.from(c, 'utf8')].map((byte) => `_${byte.toString(16).padStart(2, '0')}`).join(''),
   );
-  const key = `tick:${escaped}`;
+  const key = `${TICK_KEY_PREFIX}${escaped}`;
   if (key.length <= 200) return key;
   return `${key.slice(0, 183)}-${createHash('sha256').update(job).digest('hex').slice(0, 16)}`;
 }

@@ -52,6 +52,7 @@ import { type Observable, Subject } from 'rxjs';
 import { messages } from '../leader-election.messages.js';
 import { type Clock, systemClock, withWallClock } from '../shared/clock.js';
 import {
+  checkUserStateKey,
   type HandoverRequest,
   type LeaderStateEntry,
   type LeaseMeta,
@@ -204,9 +205,16 @@ export class Elector {
    * lease is still the current one there, so a process resumed from a pause can never overwrite
    * what a newer leader wrote. Not leading (or past the deadline): rejects at once with
    * `LeaseLostError`, without calling the store. Bounded by the term's remaining time, like a renew;
-   * a `LeaseLostError` from the store ends the term.
+   * a `LeaseLostError` from the store ends the term. Keys starting with `tick:` are the once-per-tick
+   * records' and reject with a `TypeError`.
    */
-  writeState<T = unknown>(value: T, key?: string): Promise<void> {
+  async writeState<T = unknown>(value: T, key?: string): Promise<void> {
+    checkUserStateKey(key);
+    return this.loop.writeState(value, key);
+  }
+
+  /** @internal The once-per-tick ledger's write of its own `tick:` key, fenced like any state write. */
+  writeTickRecord(value: number, key: string): Promise<void> {
     return this.loop.writeState(value, key);
   }
 

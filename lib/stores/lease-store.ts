@@ -303,3 +303,14 @@ export {
   TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../shared/errors.js';
+
+/** The once-per-tick ledger's keys: refused by the public writeState, so an app cannot overwrite them. */
+export const TICK_KEY_PREFIX = 'tick:';
+
+/**
+ * A write through the public API (service, handle, Elector, testing kit): the `tick:` keys are the
+ * ledger's. Stores do not check it: the ledger writes them through the same store call.
+ */
+export function checkUserStateKey(key: string | undefined): void {
+  if (typeof key === 'string' && key.startsWith(TICK_KEY_PREFIX)) throw new TypeError(messages.state.reservedKey(key));
+}

@@ -5,7 +5,13 @@ import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-option
 import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
 import { messages } from '../leader-election.messages.js';
 import { NoLeaderError } from '../shared/errors.js';
-import { type HandoverRequest, type LeaderStateEntry, LeaseLostError, type LeaseMeta } from '../stores/lease-store.js';
+import {
+  checkUserStateKey,
+  type HandoverRequest,
+  type LeaderStateEntry,
+  LeaseLostError,
+  type LeaseMeta,
+} from '../stores/lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/state-support.js';
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -83,6 +89,12 @@ export class TestingElector implements LeaderElector {
   }
 
   async writeState<T = unknown>(value: T, key?: string): Promise<void> {
+    checkUserStateKey(key);
+    return this.writeTickRecord(value, key);
+  }
+
+  /** @internal The once-per-tick ledger's path (its `tick:` keys), fenced the same way. */
+  async writeTickRecord<T = unknown>(value: T, key?: string): Promise<void> {
     const term = this.term;
     if (term === undefined) throw new LeaseLostError(messages.stateNotLeader(this.election));
     const lease = { election: this.election, holder: this.identity, leaseId: String(term), term };

@@ -4,17 +4,29 @@
 import { runTickHandovers, sleep, TickCluster, type TickEntry } from './tick-handovers.js';
 
 describe('chaos: once per tick and leader state (PostgreSQL)', () => {
-  it("4 handovers (SIGTERM, kill -9) with replicas 500 ms apart: every tick runs at most once; with missed: 'catch-up' the most recent tick before each election runs exactly once", async () => {
+  it("4 handovers (SIGTERM and kill -9, each both ways between replicas 500 ms apart): every tick runs at most once, by the library's record and by each run's own clock; with missed: 'catch-up' the most recent tick before each election runs exactly once", async () => {
     const report = await runTickHandovers({ handovers: 4, missed: 'catch-up' });
     try {
       const summary = report.handovers.map(
-        (h) => `${h.kind} ${h.from}→${h.to} last=${h.lastTickRuns} skipped=${h.skippedTicks}`,
+        (h) => `${h.kind} ${h.direction} ${h.from}→${h.to} last=${h.lastTickRuns} skipped=${h.skippedTicks}`,
       );
-      expect({ duplicates: report.duplicates, unknownFire: report.unknownFire, summary }).toEqual({
+      expect({
+        duplicates: report.duplicates,
+        ownDuplicates: report.ownDuplicates,
+        unknownFire: report.unknownFire,
+        summary,
+      }).toEqual({
         duplicates: [],
+        ownDuplicates: [],
         unknownFire: 0,
-        summary: report.handovers.map((h) => `${h.kind} ${h.from}→${h.to} last=1 skipped=${h.skippedTicks}`),
+        summary: report.handovers.map(
+          (h) => `${h.kind} ${h.direction} ${h.from}→${h.to} last=1 skipped=${h.skippedTicks}`,
+        ),
       });
+      // Both kinds of handover, each towards the replica whose clock is behind and the one ahead.
+      expect(new Set(report.handovers.map((h) => `${h.kind} ${h.direction}`))).toEqual(
+        new Set(['SIGTERM ahead→behind', 'SIGTERM behind→ahead', 'SIGKILL ahead→behind', 'SIGKILL behind→ahead']),
+      );
       expect(report.runs).toBeGreaterThanOrEqual(8);
       // After a crash the gap spans several ticks: only the most recent was caught up.
       for (const h of report.handovers.filter((x) => x.kind === 'SIGKILL'))

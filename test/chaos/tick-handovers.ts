@@ -1,7 +1,8 @@
 // Issue 16 chaos driver, shared by test/chaos/once-per-tick.spec.ts (a few handovers, in npm test)
 // and bench/once-per-tick.ts (50, with figures): real processes of test/chaos/fixture/tick-app.ts
 // over the machine's PostgreSQL, a 1-second once-per-tick cron job, replicas 500 ms apart on the
-// wall clock, the leader stopped (SIGTERM) or killed (kill -9) 100 ms after one of its ticks.
+// wall clock, the leader stopped (SIGTERM) or killed (kill -9) 100 ms after one of its ticks. The
+// kind is chosen per clock direction (ahead→behind, behind→ahead), so both kinds run both ways.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,8 @@ export interface TickEntry {
   at: number;
   term?: number;
   fire?: number;
+  /** The run's tick by its own clock, computed by the fixture without the library. */
+  own?: number;
   seq?: number;
   ok?: boolean;
   raw?: string;
@@ -160,8 +163,13 @@ export class TickCluster {
   }
 }
 
+export type HandoverKind = 'SIGTERM' | 'SIGKILL';
+/** From the replica whose clock is ahead to the one behind, or the other way. */
+export type ClockDirection = 'ahead→behind' | 'behind→ahead';
+
 export interface Handover {
-  kind: 'SIGTERM' | 'SIGKILL';
+  kind: HandoverKind;
+  direction: ClockDirection;
   from: string;
   to: string;
   /** Signal to the new leader's `elected` entry, ms (real clock). */
@@ -178,26 +186,35 @@ export interface TickReport {
   missed: 'skip' | 'catch-up';
   handovers: Handover[];
   runs: number;
-  /** Fire times run more than once (must be empty). */
+  /** Fire times (as the library recorded them) run more than once (must be empty). */
   duplicates: Array<{ fire: number; runs: Array<{ id: string; term?: number }> }>;
-  /** Runs whose tick could not be read back (must be 0). */
+  /** The same by each run's own-clock tick, independent of the library (must be empty). */
+  ownDuplicates: Array<{ fire: number; runs: Array<{ id: string; term?: number }> }>;
+  /** Runs whose library tick differs from their own-clock tick (a mapping to look at; not a failure). */
+  fireMismatches: number;
+  /** Runs whose tick could not be read back, or without an own-clock tick (must be 0). */
   unknownFire: number;
   ledgerFile: string;
 }
 
 /**
- * `handovers` times: wait for a tick of the leader, 100 ms later SIGTERM or kill -9 it (alternating,
- * SIGTERM first), wait for the successor's election, restart the stopped replica (same clock
- * offset) as a follower, let the new leader run a few ticks.
+ * `handovers` times: wait for a tick of the leader, 100 ms later SIGTERM or kill -9 it, wait for the
+ * successor's election, restart the stopped replica (same clock offset) as a follower, let the new
+ * leader run a few ticks. The kind is the one run least so far in that clock direction (SIGTERM on a
+ * tie; `tally`, shared across calls, keeps the balance over batches): leadership alternates between
+ * the two replicas, so 4 handovers cover SIGTERM and kill -9 both ways.
  */
 export async function runTickHandovers(options: {
   handovers: number;
   missed: 'skip' | 'catch-up';
   offsetsMs?: [number, number];
+  tally?: Map<string, number>;
+  /** false: the job is a plain @LeaderOnly() cron (the baseline without once-per-tick). */
+  perTick?: boolean;
   onHandover?: (handover: Handover, index: number) => void;
 }): Promise<TickReport & { cluster: TickCluster }> {
-  const { handovers: count, missed, offsetsMs = [0, -500] } = options;
-  const cluster = new TickCluster({ MISSED: missed });
+  const { handovers: count, missed, offsetsMs = [0, -500], tally = new Map<string, number>() } = options;
+  const cluster = new TickCluster({ MISSED: missed, ONCE: options.perTick === false ? 'off' : 'per-tick' });
   const offsets = new Map([
     ['p1', offsetsMs[0]],
     ['p2', offsetsMs[1]],
@@ -214,7 +231,12 @@ export async function runTickHandovers(options: {
       5_000,
     );
     await sleep(100);
-    const kind: Handover['kind'] = i % 2 === 0 ? 'SIGTERM' : 'SIGKILL';
+    const other = leader.id === 'p1' ? 'p2' : 'p1';
+    const direction: ClockDirection =
+      (offsets.get(leader.id) ?? 0) > (offsets.get(other) ?? 0) ? 'ahead→behind' : 'behind→ahead';
+    const ran = (k: HandoverKind) => tally.get(`${k} ${direction}`) ?? 0;
+    const kind: HandoverKind = ran('SIGTERM') <= ran('SIGKILL') ? 'SIGTERM' : 'SIGKILL';
+    tally.set(`${kind} ${direction}`, ran(kind) + 1);
     const signalAt = Date.now();
     leader.child.kill(kind);
     const next = await cluster.waitFor(
@@ -229,6 +251,7 @@ export async function runTickHandovers(options: {
     await sleep(2_200);
     const handover: Handover = {
       kind,
+      direction,
       from: leader.id,
       to: next.id,
       takeoverMs,
@@ -254,9 +277,8 @@ function analyse(
     if (typeof run.fire !== 'number') continue;
     byFire.set(run.fire, [...(byFire.get(run.fire) ?? []), run]);
   }
-  const duplicates = [...byFire]
-    .filter(([, list]) => list.length > 1)
-    .map(([fire, list]) => ({ fire, runs: list.map((r) => ({ id: r.id, term: r.term })) }));
+  const duplicates = runTwice(runs, 'fire');
+  const ownDuplicates = runTwice(runs, 'own');
   for (const handover of handovers) {
     // The most recent tick by the new leader's clock — unless the old leader, its clock ahead (by
     // 500 ms here, + slack), already ran a later one: then that one is the most recent tick before the
@@ -284,6 +306,20 @@ function analyse(
     handovers,
     runs: runs.length,
     duplicates,
-    unknownFire: runs.filter((r) => typeof r.fire !== 'number').length,
+    ownDuplicates,
+    fireMismatches: runs.filter((r) => typeof r.fire === 'number' && r.fire !== r.own).length,
+    unknownFire: runs.filter((r) => typeof r.fire !== 'number' || typeof r.own !== 'number').length,
   };
+}
+
+/** Ticks run more than once, keyed by the library's recorded tick or by each run's own-clock tick. */
+function runTwice(runs: TickEntry[], by: 'fire' | 'own'): TickReport['duplicates'] {
+  const byTick = new Map<number, TickEntry[]>();
+  for (const run of runs) {
+    const tick = run[by];
+    if (typeof tick === 'number') byTick.set(tick, [...(byTick.get(tick) ?? []), run]);
+  }
+  return [...byTick]
+    .filter(([, list]) => list.length > 1)
+    .map(([fire, list]) => ({ fire, runs: list.map((r) => ({ id: r.id, term: r.term })) }));
 }

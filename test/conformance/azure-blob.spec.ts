@@ -516,6 +516,43 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     await b.release(next, { signal: signal() });
   });
 
+  test.concurrent('leader state (the blob content) survives a previous-version replica acquiring, renewing, re-sending its metadata and releasing', async () => {
+    const election = uniqueElection('upgrade-state');
+    const raw = new ContainerClient(connectionString(), container).getBlockBlobClient(election);
+    const [a, b] = [store(), store()];
+    const first = await acquireOk(a, election, 'a');
+    await a.writeState(first, { cursor: 41 }, { signal: signal() });
+    await a.writeState(first, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
+    await a.release(first, { signal: signal() });
+    const written = async () => [
+      await b.readState(election, { signal: signal() }),
+      await b.readState(election, { signal: signal(), key: 'tick:job' }),
+    ];
+    const before = await written();
+    expect(before).toEqual([
+      { value: { cursor: 41 }, term: first.term },
+      { value: 1_700_000_000_000, term: first.term },
+    ]);
+    // The previous version's acquire (a lease, then its metadata with a bumped term), renew and
+    // release: lease and metadata operations, none of which writes the blob's content.
+    const old = raw.getBlobLeaseClient(randomUUID());
+    await old.acquireLease(LEASE_MS / 1000);
+    const metadata = (await raw.getProperties()).metadata ?? {};
+    await raw.setMetadata(
+      { ...metadata, term: String(first.term + 1), holder: 'old' },
+      { conditions: { leaseId: old.leaseId } },
+    );
+    await old.renewLease();
+    expect(await b.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old', term: first.term + 1 });
+    expect(await written()).toEqual(before);
+    await old.releaseLease();
+    expect(await written()).toEqual(before);
+    const next = await acquireOk(b, election, 'b');
+    await b.writeState(next, { cursor: 42 }, { signal: signal() });
+    expect(await a.readState(election, { signal: signal() })).toEqual({ value: { cursor: 42 }, term: next.term });
+    await b.release(next, { signal: signal() });
+  });
+
   test.concurrent('handover requests live in a side blob beside the lease blob; listElections leaves side blobs and other prefixes out', async () => {
     const fresh = uniqueContainer();
     const raw = new ContainerClient(connectionString(), fresh);

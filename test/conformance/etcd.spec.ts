@@ -172,6 +172,47 @@ describe('EtcdLeaseStore specifics', () => {
     if (taken.acquired) await s.release(taken.lease, { signal: signal() });
   });
 
+  it('upgrade: leader state survives a replica of the version before it acquiring, renewing and releasing', async () => {
+    const election = `old-state-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const first = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    await s.writeState(first.lease, { cursor: 41 }, { signal: signal() });
+    await s.writeState(first.lease, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
+    await s.release(first.lease, { signal: signal() });
+    const written = async () => [
+      await s.readState(election, { signal: signal() }),
+      await s.readState(election, { signal: signal(), key: 'tick:job' }),
+    ];
+    const before = await written();
+    expect(before).toEqual([
+      { value: { cursor: 41 }, term: first.lease.term },
+      { value: 1_700_000_000_000, term: first.lease.term },
+    ]);
+    await withEtcd(async (etcd) => {
+      // The previous version's acquire (a txn on the lease and term keys only), its renew (a
+      // keep-alive of its etcd lease, which names no key) and its release (a revoke).
+      const old = await previousAcquire(etcd, election, 'old');
+      expect(await s.read(election, { signal: signal() })).toEqual({ held: true, holder: 'old', term: old.term });
+      const stream = await etcd.leaseClient.leaseKeepAlive();
+      const renewed = new Promise<{ TTL: string }>((resolve, reject) => {
+        stream.on('data', resolve);
+        stream.on('error', reject);
+      });
+      stream.write({ ID: old.leaseId });
+      expect(Number((await renewed).TTL)).toBeGreaterThan(0);
+      stream.end();
+      expect(await written()).toEqual(before);
+      await etcd.leaseClient.leaseRevoke({ ID: old.leaseId });
+    });
+    expect(await written()).toEqual(before);
+    const next = await s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!next.acquired) throw new Error('not acquired');
+    await s.writeState(next.lease, { cursor: 42 }, { signal: signal() });
+    expect(await s.readState(election, { signal: signal() })).toEqual({ value: { cursor: 42 }, term: next.lease.term });
+    await s.release(next.lease, { signal: signal() });
+  });
+
   it('accepts whole seconds from 2 s only', () => {
     const s = new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix });
     const make = (leaseDurationMs: number) => new Elector({ store: s, election: 'limits', leaseDurationMs });

@@ -251,6 +251,42 @@ describe('RedisLeaseStore specifics', () => {
     expect(taken).toMatchObject({ acquired: true, lease: { term: 3 } });
   });
 
+  it('upgrade: leader state survives a replica of the version before it acquiring, renewing and releasing', async () => {
+    const election = `old-state-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: REDIS_URL, keyPrefix: prefix });
+    const first = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!first.acquired) throw new Error('not acquired');
+    await s.writeState(first.lease, { cursor: 41 }, { signal: signal() });
+    await s.writeState(first.lease, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
+    await s.release(first.lease, { signal: signal() });
+    const written = async () => [
+      await s.readState(election, { signal: signal() }),
+      await s.readState(election, { signal: signal(), key: 'tick:job' }),
+    ];
+    const before = await written();
+    expect(before).toEqual([
+      { value: { cursor: 41 }, term: first.lease.term },
+      { value: 1_700_000_000_000, term: first.lease.term },
+    ]);
+    // The previous version's scripts, as it sent them: they never name the state hash.
+    const keys = [`${prefix}{${election}}`, `${prefix}{${election}}:term`];
+    await withRedis(async (redis) => {
+      await redis.eval(PREVIOUS_ACQUIRE, 2, ...keys, 'old-lease-id', 'old', 60_000);
+      const term = (await s.read(election, { signal: signal() })).term;
+      expect(await redis.eval(PREVIOUS_RENEW, 1, keys[0] as string, 'old-lease-id', term, 60_000)).toBe(1);
+      expect(await written()).toEqual(before);
+      expect(
+        await redis.eval(PREVIOUS_RELEASE, 1, keys[0] as string, 'old-lease-id', term, `${prefix}released`, election),
+      ).toBe(1);
+    });
+    expect(await written()).toEqual(before);
+    const next = await s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!next.acquired) throw new Error('not acquired');
+    await s.writeState(next.lease, { cursor: 42 }, { signal: signal() });
+    expect(await s.readState(election, { signal: signal() })).toEqual({ value: { cursor: 42 }, term: next.lease.term });
+    await s.release(next.lease, { signal: signal() });
+  });
+
   it('refuses a malformed connection URL at construction, naming the option, never echoing it', () => {
     for (const bad of ['redis://:s3cret-pw@cache:port', 'cache:6379 s3cret-pw', 'http://:s3cret-pw@cache:6379']) {
       expectMalformedConnectionRefused(() => new RedisLeaseStore({ connection: bad }), 'connection', 's3cret-pw');
@@ -280,3 +316,21 @@ local term = redis.call('INCR', KEYS[2])
 local value = cjson.encode({ leaseId = ARGV[1], holder = ARGV[2], term = term })
 redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3])
 return {1, value}`;
+
+/** The previous version's RENEW and RELEASE (before leader state, 46466f7^), as it sent them. */
+const PREVIOUS_RENEW = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, lease = pcall(cjson.decode, current)
+if not ok or lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+const PREVIOUS_RELEASE = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+local ok, lease = pcall(cjson.decode, current)
+if not ok or lease.leaseId ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '' and lease.term ~= tonumber(ARGV[2]) then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1`;

@@ -1,7 +1,15 @@
 // The upgrade of a SQL store's table to the handover columns, run by the PostgreSQL and MySQL specs:
 // a table made by the previous version, replicas of that version running beside new ones (their own
-// statements, sent by hand), two new instances migrating at once, and createTable: false.
-import { type HandoverRequest, type Lease, type LeaseStore, supportsHandover } from '../../lib/stores/lease-store.js';
+// statements, sent by hand), two new instances migrating at once, and createTable: false; and leader
+// state beside those replicas: their statements never name the state column, so it survives them.
+import {
+  type HandoverRequest,
+  type Lease,
+  LeaseLostError,
+  type LeaseStore,
+  supportsHandover,
+  supportsState,
+} from '../../lib/stores/lease-store.js';
 
 /** A replica of the previous version: the statements it sends, which never name the handover columns. */
 export interface PreviousVersionReplica {
@@ -115,6 +123,48 @@ export function describeSqlHandoverUpgrade(name: string, t: SqlHandoverUpgradeTa
       else await again;
       expect(await t.handoverColumns(table)).toEqual(COLUMNS);
       expect(await a.readHandover?.('e', { signal: signal() })).toEqual(request(oldLease.term));
+    });
+
+    it('leader state written by new replicas survives a previous-version replica acquiring (free and expired rows), renewing and releasing', async () => {
+      const table = await t.previousVersionTable();
+      const old = t.previousVersion(table);
+      const [a, b] = [store(table), store(table)];
+      if (!supportsState(a) || !supportsState(b)) throw new Error(`${a.name} does not declare leader state`);
+      const readBoth = async () => ({
+        state: await b.readState('e', { signal: signal() }),
+        tick: await b.readState('e', { signal: signal(), key: 'tick:job' }),
+      });
+      const first = await acquire(a, 'e', 'a');
+      if (!first.acquired) throw new Error('not acquired');
+      await a.writeState(first.lease, { cursor: 41 }, { signal: signal() });
+      await a.writeState(first.lease, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
+      const written = {
+        state: { value: { cursor: 41 }, term: first.lease.term },
+        tick: { value: 1_700_000_000_000, term: first.lease.term },
+      };
+      await a.release(first.lease, { signal: signal() });
+      // The old replica takes the released row, renews and releases it: the state stays.
+      const oldLease = await old.acquire('e', 'old');
+      if (!oldLease) throw new Error('the old replica did not acquire');
+      expect(await old.renew(oldLease)).toBe(true);
+      expect(await readBoth()).toEqual(written);
+      // Nobody but the holder may write: the new replica's stale lease is refused while the old one leads.
+      await expect(a.writeState(first.lease, { cursor: 99 }, { signal: signal() })).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      await old.release(oldLease);
+      expect(await readBoth()).toEqual(written);
+      // A new leader continues from it; then its lease expires and the old replica takes the expired row.
+      const second = await b.acquire({ election: 'e', identity: 'b', leaseDurationMs: 1_000, signal: signal() });
+      if (!second.acquired) throw new Error('not acquired');
+      expect(second.lease.term).toBeGreaterThan(oldLease.term);
+      await b.writeState(second.lease, { cursor: 42 }, { signal: signal() });
+      await new Promise((resolve) => setTimeout(resolve, 1_300));
+      const takeover = await old.acquire('e', 'old');
+      if (!takeover) throw new Error('the old replica did not take the expired row');
+      expect(await old.renew(takeover)).toBe(true);
+      await old.release(takeover);
+      expect(await readBoth()).toEqual({ ...written, state: { value: { cursor: 42 }, term: second.lease.term } });
     });
 
     it('with createTable: false, leases work as before, the handover calls name the migration to run, then work', async () => {

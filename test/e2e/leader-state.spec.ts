@@ -4,7 +4,13 @@ import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
-import { LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
+import {
+  type Lease,
+  LeaseLostError,
+  type LeaseStore,
+  type StateCallOptions,
+  TransientLeaseStoreError,
+} from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, SLACK_MS, sleep, waitFor } from './helpers.js';
 
@@ -110,7 +116,8 @@ describe('leader state and once-per-tick (Nest apps)', () => {
     // Nothing recorded yet: a first deployment has missed nothing.
     expect(runs).toEqual([]);
     // A previous leader ran the tick two hours ago, then nobody ran the last one.
-    await election.writeState(lastHour - 3_600_000, 'tick:hourly');
+    // (through the ledger's own path: the public writeState refuses `tick:` keys)
+    await election.election().writeTickRecord(lastHour - 3_600_000, 'tick:hourly');
     await election.resign();
     await waitFor('re-election', () => election.isLeader(), 5_000);
     await waitFor('the catch-up run', () => runs.length >= 1, 2_000);
@@ -120,6 +127,66 @@ describe('leader state and once-per-tick (Nest apps)', () => {
     await waitFor('second re-election', () => election.isLeader(), 5_000);
     await sleep(300);
     expect(runs).toHaveLength(1);
+  });
+
+  it("the `tick:` keys are the ledger's: writeState refuses them (service, handle) with a TypeError, before the store", async () => {
+    const store = new InMemoryLeaseStore();
+    const app = await createApp({ election: { store, identity: 'a' } });
+    apps.push(app);
+    const election = electionOf(app);
+    expect(election.isLeader()).toBe(true);
+    for (const write of [
+      () => election.writeState(1, 'tick:PerTick.cronOuter'),
+      () => election.election().writeState(1, 'tick:x'),
+      () => election.election('e2e').writeState(1, 'tick:'),
+    ]) {
+      const error = await write().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(
+        /key "tick:[^"]*" is reserved: keys starting with "tick:" hold the library's once-per-tick records/,
+      );
+    }
+    expect(await election.readState('tick:x')).toBeUndefined();
+    // Other keys, including ones merely containing "tick", are the app's.
+    await election.writeState(2, 'ticks');
+    await election.writeState(3, 'my:tick:');
+    expect((await election.readState('ticks'))?.value).toBe(2);
+  });
+
+  it('a store that fails once while a tick is recorded: the tick is retried within the tick and runs once', async () => {
+    /** Fails the first write of a `tick:` key with a transient error, after noting the fire time. */
+    class FailsOnce extends InMemoryLeaseStore {
+      failedFire: number | undefined;
+      failedKey: string | undefined;
+      override async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+        if (this.failedFire === undefined && options.key?.startsWith('tick:')) {
+          this.failedFire = value as number;
+          this.failedKey = options.key;
+          throw new TransientLeaseStoreError('connection reset (injected)');
+        }
+        return super.writeState(lease, value, options);
+      }
+    }
+    const store = new FailsOnce();
+    const logger = new CaptureLogger();
+    const app = await createApp({
+      election: { store, identity: 'a' },
+      providers: [{ provide: 'jobs', useClass: jobsClass('a') }],
+      logger,
+    });
+    apps.push(app);
+    await waitFor(
+      'the failure and two more ticks',
+      () => store.failedFire !== undefined && runs.length >= 5,
+      5_000 + SLACK_MS,
+    );
+    const failed = store.failedFire as number;
+    const failedJob = store.failedKey === 'tick:inner-job' ? 'inner' : 'outer';
+    // The job whose record failed ran that tick all the same; every tick at most once.
+    const seconds = (job: string) => runs.filter((r) => r.job === job).map((r) => Math.round(r.at / 1000) * 1000);
+    expect({ failedJob, ran: seconds(failedJob).includes(failed) }).toEqual({ failedJob, ran: true });
+    for (const job of ['outer', 'inner']) expect(new Set(seconds(job)).size).toBe(seconds(job).length);
+    expect(logger.matching('warn', /could not record/)).toEqual([]);
   });
 
   describe('startup checks name the method', () => {

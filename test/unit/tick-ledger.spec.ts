@@ -1,12 +1,15 @@
 // Issue 16: once-per-tick cron runs. Fire times by the `cron` package; runs recorded in leader
 // state before the work starts; several replicas share one fenced state, each with its own clock.
 import { CronSchedule, EARLY_TOLERANCE_MS } from '../../lib/cron-schedule.js';
-import { type LeaderStateEntry, LeaseLostError } from '../../lib/stores/lease-store.js';
+import { type LeaderStateEntry, LeaseLostError, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import {
   CATCH_UP_WINDOW_MS,
   type LeaderStateAccess,
+  TICK_AHEAD_WARN_MS,
+  TICK_RECORD_RETRY_MS,
   type TickJob,
   TickLedger,
+  type TickLedgerLogger,
   tickKey,
 } from '../../lib/tick.ledger.js';
 
@@ -19,25 +22,40 @@ class SharedState {
   term = 0;
   readonly entries = new Map<string, string>();
   writes = 0;
+  attempts = 0;
 
   elect(identity: string): void {
     this.leader = identity;
     this.term += 1;
   }
 
+  /**
+   * Scripted store failures, consumed one per call: 'fail' rejects before writing, 'lost-reply'
+   * writes and then rejects (a reply lost on the way back).
+   */
+  readonly failures: Array<'fail' | 'lost-reply'> = [];
+
   /** A replica's view: writes are refused unless it holds the current term. */
-  replica(identity: string): LeaderStateAccess & { term?: number } {
+  replica(identity: string): LeaderStateAccess & { term: number | undefined; controller: AbortController } {
     const shared = this;
     const view = {
       term: undefined as number | undefined,
+      controller: new AbortController(),
+      get signal() {
+        return view.controller.signal;
+      },
       async readState<T>(key = 'state'): Promise<LeaderStateEntry<T> | undefined> {
         const stored = shared.entries.get(key);
         return stored === undefined ? undefined : JSON.parse(stored);
       },
-      async writeState<T>(value: T, key = 'state'): Promise<void> {
+      async writeTickRecord(value: number, key: string): Promise<void> {
+        shared.attempts += 1;
         if (shared.leader !== identity || view.term !== shared.term) throw new LeaseLostError('not ours');
+        const failure = shared.failures.shift();
+        if (failure === 'fail') throw new TransientLeaseStoreError('connection reset');
         shared.writes += 1;
         shared.entries.set(key, JSON.stringify({ value, term: shared.term }));
+        if (failure === 'lost-reply') throw new TransientLeaseStoreError('timed out');
       },
     };
     return view;
@@ -83,15 +101,16 @@ describe('TickLedger', () => {
     shared = new SharedState();
   });
 
-  function replica(identity: string, clock: { now: number }) {
+  function replica(identity: string, clock: { now: number }, logger: TickLedgerLogger = quiet) {
     const state = shared.replica(identity);
-    const ledger = new TickLedger(state, quiet, () => clock.now);
+    const ledger = new TickLedger(state, logger, () => clock.now);
     return {
       state,
       ledger,
       elect() {
         shared.elect(identity);
         state.term = shared.term;
+        state.controller = new AbortController();
       },
     };
   }
@@ -183,5 +202,85 @@ describe('TickLedger', () => {
     expect(tickKey(long)).toHaveLength(200);
     expect(tickKey(`${long}a`)).not.toBe(tickKey(`${long}b`));
     expect(tickKey(`${long}a`)).toMatch(/^[A-Za-z0-9._:-]+$/);
+  });
+  it('a transient store error while recording is retried within the tick: the tick runs once, not skipped', async () => {
+    const clock = { now: T0 + 2 };
+    const warnings: string[] = [];
+    const a = replica('a', clock, { ...quiet, warn: (m: string) => warnings.push(m) });
+    a.elect();
+    shared.failures.push('fail');
+    let runs = 0;
+    await a.ledger.runTick(job('* * * * * *'), () => (runs += 1));
+    expect({ runs, writes: shared.writes, warnings }).toEqual({ runs: 1, writes: 1, warnings: [] });
+    expect(JSON.parse(shared.entries.get(tickKey('Reports.tick')) ?? '{}')).toEqual({ value: T0, term: 1 });
+  });
+
+  it('a write that landed but whose reply was lost is recognised as ours on the retry: the tick runs once', async () => {
+    const clock = { now: T0 + 2 };
+    const a = replica('a', clock);
+    a.elect();
+    shared.failures.push('lost-reply');
+    let runs = 0;
+    await a.ledger.runTick(job('* * * * * *'), () => (runs += 1));
+    await a.ledger.runTick(job('* * * * * *'), () => (runs += 1)); // the same tick again: recorded
+    expect({ runs, writes: shared.writes }).toEqual({ runs: 1, writes: 1 });
+  });
+
+  it('the retry is bounded: by the budget (at most half the period), and at once by the end of the term', async () => {
+    const clock = { now: T0 + 2 };
+    const warnings: string[] = [];
+    const a = replica('a', clock, { ...quiet, warn: (m: string) => warnings.push(m) });
+    a.elect();
+    shared.failures.push(...Array.from({ length: 100 }, () => 'fail' as const));
+    let ran = false;
+    const started = performance.now();
+    await a.ledger.runTick(job('* * * * * *'), () => (ran = true));
+    const elapsed = performance.now() - started;
+    // A 1-second cron: half a period, well under TICK_RECORD_RETRY_MS.
+    expect(elapsed).toBeGreaterThanOrEqual(400);
+    expect(elapsed).toBeLessThan(TICK_RECORD_RETRY_MS);
+    expect(ran).toBe(false);
+    expect(warnings).toEqual([expect.stringMatching(/skipped Reports.tick tick .*could not record/)]);
+    // The term ends during the retries: it gives up at once.
+    const retried = a.ledger.runTick(job('*/10 * * * * *'), () => (ran = true));
+    setTimeout(() => a.state.controller.abort(), 100);
+    const before = performance.now();
+    await retried;
+    expect(performance.now() - before).toBeLessThan(TICK_RECORD_RETRY_MS - 500);
+    expect(ran).toBe(false);
+    // A lost lease is not retried at all.
+    shared.failures.length = 0;
+    a.state.controller = new AbortController();
+    shared.elect('b');
+    const attempts = shared.attempts;
+    await a.ledger.runTick(job('* * * * * *'), () => (ran = true));
+    expect({ ran, attempts: shared.attempts }).toEqual({ ran: false, attempts: attempts + 1 });
+  });
+
+  it('a record ahead of our clock (a leader whose clock ran ahead) is warned about once per term', async () => {
+    const clockA = { now: T0 + 2 }; // a: 5 s ahead of b
+    const clockB = { now: T0 - 5_000 + 2 };
+    const warnings: string[] = [];
+    const a = replica('a', clockA);
+    const b = replica('b', clockB, { ...quiet, warn: (m: string) => warnings.push(m) });
+    a.elect();
+    await a.ledger.runTick(job('* * * * * *'), () => undefined);
+    b.elect();
+    for (let i = 0; i < 3; i++) {
+      clockB.now += 1_000;
+      await b.ledger.runTick(job('* * * * * *'), () => warnings.push('ran'));
+    }
+    expect(warnings).toEqual([
+      expect.stringMatching(/Reports.tick: the last run recorded .* ahead of this replica's clock/),
+    ]);
+    // A new term warns again; a record merely up to TICK_AHEAD_WARN_MS ahead (an early timer, small skew) does not.
+    b.elect();
+    clockB.now = T0 - TICK_AHEAD_WARN_MS - 100;
+    await b.ledger.runTick(job('* * * * * *'), () => warnings.push('ran'));
+    expect(warnings).toHaveLength(2);
+    clockB.now = T0 - TICK_AHEAD_WARN_MS + 100;
+    b.elect();
+    await b.ledger.runTick(job('* * * * * *'), () => warnings.push('ran'));
+    expect(warnings).toHaveLength(2);
   });
 });
