@@ -24,6 +24,7 @@ import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/le
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
+import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
 
 const LEASE_MS = 15_000;
 
@@ -521,18 +522,7 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     const raw = new ContainerClient(connectionString(), container).getBlockBlobClient(election);
     const [a, b] = [store(), store()];
     const first = await acquireOk(a, election, 'a');
-    await a.writeState(first, { cursor: 41 }, { signal: signal() });
-    await a.writeState(first, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
-    await a.release(first, { signal: signal() });
-    const written = async () => [
-      await b.readState(election, { signal: signal() }),
-      await b.readState(election, { signal: signal(), key: 'tick:job' }),
-    ];
-    const before = await written();
-    expect(before).toEqual([
-      { value: { cursor: 41 }, term: first.term },
-      { value: 1_700_000_000_000, term: first.term },
-    ]);
+    const { read: written, expected: before } = await stateWrittenBeforeUpgrade(a, b, first);
     // The previous version's acquire (a lease, then its metadata with a bumped term), renew and
     // release: lease and metadata operations, none of which writes the blob's content.
     const old = raw.getBlobLeaseClient(randomUUID());
@@ -548,9 +538,7 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     await old.releaseLease();
     expect(await written()).toEqual(before);
     const next = await acquireOk(b, election, 'b');
-    await b.writeState(next, { cursor: 42 }, { signal: signal() });
-    expect(await a.readState(election, { signal: signal() })).toEqual({ value: { cursor: 42 }, term: next.term });
-    await b.release(next, { signal: signal() });
+    await stateContinuesAfterUpgrade(b, a, next);
   });
 
   test.concurrent('handover requests live in a side blob beside the lease blob; listElections leaves side blobs and other prefixes out', async () => {

@@ -10,6 +10,7 @@ import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup
 import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
+import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
 
 /** etcd's smallest lease with default server settings (see EtcdLeaseStore.limits). */
 const LEASE_MS = 2_000;
@@ -177,18 +178,7 @@ describe('EtcdLeaseStore specifics', () => {
     const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
     const first = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
     if (!first.acquired) throw new Error('not acquired');
-    await s.writeState(first.lease, { cursor: 41 }, { signal: signal() });
-    await s.writeState(first.lease, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
-    await s.release(first.lease, { signal: signal() });
-    const written = async () => [
-      await s.readState(election, { signal: signal() }),
-      await s.readState(election, { signal: signal(), key: 'tick:job' }),
-    ];
-    const before = await written();
-    expect(before).toEqual([
-      { value: { cursor: 41 }, term: first.lease.term },
-      { value: 1_700_000_000_000, term: first.lease.term },
-    ]);
+    const { read: written, expected: before } = await stateWrittenBeforeUpgrade(s, s, first.lease);
     await withEtcd(async (etcd) => {
       // The previous version's acquire (a txn on the lease and term keys only), its renew (a
       // keep-alive of its etcd lease, which names no key) and its release (a revoke).
@@ -208,9 +198,7 @@ describe('EtcdLeaseStore specifics', () => {
     expect(await written()).toEqual(before);
     const next = await s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() });
     if (!next.acquired) throw new Error('not acquired');
-    await s.writeState(next.lease, { cursor: 42 }, { signal: signal() });
-    expect(await s.readState(election, { signal: signal() })).toEqual({ value: { cursor: 42 }, term: next.lease.term });
-    await s.release(next.lease, { signal: signal() });
+    await stateContinuesAfterUpgrade(s, s, next.lease);
   });
 
   it('accepts whole seconds from 2 s only', () => {

@@ -11,6 +11,7 @@ import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '..
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
+import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
 
 const LEASE_MS = 1_000;
 /** Every key of this run starts with this, so parallel runs never meet and clean-up is one SCAN. */
@@ -256,18 +257,7 @@ describe('RedisLeaseStore specifics', () => {
     const s = store({ connection: REDIS_URL, keyPrefix: prefix });
     const first = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
     if (!first.acquired) throw new Error('not acquired');
-    await s.writeState(first.lease, { cursor: 41 }, { signal: signal() });
-    await s.writeState(first.lease, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
-    await s.release(first.lease, { signal: signal() });
-    const written = async () => [
-      await s.readState(election, { signal: signal() }),
-      await s.readState(election, { signal: signal(), key: 'tick:job' }),
-    ];
-    const before = await written();
-    expect(before).toEqual([
-      { value: { cursor: 41 }, term: first.lease.term },
-      { value: 1_700_000_000_000, term: first.lease.term },
-    ]);
+    const { read: written, expected: before } = await stateWrittenBeforeUpgrade(s, s, first.lease);
     // The previous version's scripts, as it sent them: they never name the state hash.
     const keys = [`${prefix}{${election}}`, `${prefix}{${election}}:term`];
     await withRedis(async (redis) => {
@@ -282,9 +272,7 @@ describe('RedisLeaseStore specifics', () => {
     expect(await written()).toEqual(before);
     const next = await s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() });
     if (!next.acquired) throw new Error('not acquired');
-    await s.writeState(next.lease, { cursor: 42 }, { signal: signal() });
-    expect(await s.readState(election, { signal: signal() })).toEqual({ value: { cursor: 42 }, term: next.lease.term });
-    await s.release(next.lease, { signal: signal() });
+    await stateContinuesAfterUpgrade(s, s, next.lease);
   });
 
   it('refuses a malformed connection URL at construction, naming the option, never echoing it', () => {

@@ -342,3 +342,44 @@ async function expectPromptTransient(promise: Promise<unknown>): Promise<void> {
   expect(error).toBeInstanceOf(TransientLeaseStoreError);
   expect(performance.now() - startedAt).toBeLessThan(PROMPT_MS);
 }
+
+/**
+ * Upgrade tests of leader state, first half: `writer`, leading with `lease`, writes a value and a
+ * tick record, then releases. Returns how any replica (`reader`) reads both back and what it must
+ * keep reading whatever a previous-version replica does with the lease next.
+ */
+export async function stateWrittenBeforeUpgrade(
+  writer: StateCapableStore,
+  reader: StateCapableStore,
+  lease: Lease,
+): Promise<{ read: () => Promise<unknown[]>; expected: unknown[] }> {
+  const signal = () => AbortSignal.timeout(CALL_TIMEOUT_MS);
+  await writer.writeState(lease, { cursor: 41 }, { signal: signal() });
+  await writer.writeState(lease, 1_700_000_000_000, { signal: signal(), key: 'tick:job' });
+  await writer.release(lease, { signal: signal() });
+  const read = async () => [
+    await reader.readState(lease.election, { signal: signal() }),
+    await reader.readState(lease.election, { signal: signal(), key: 'tick:job' }),
+  ];
+  const expected = [
+    { value: { cursor: 41 }, term: lease.term },
+    { value: 1_700_000_000_000, term: lease.term },
+  ];
+  expect(await read()).toEqual(expected);
+  return { read, expected };
+}
+
+/** Second half: a new leader (`writer`, with `lease`) continues from that state; `reader` sees it. */
+export async function stateContinuesAfterUpgrade(
+  writer: StateCapableStore,
+  reader: StateCapableStore,
+  lease: Lease,
+): Promise<void> {
+  const signal = () => AbortSignal.timeout(CALL_TIMEOUT_MS);
+  await writer.writeState(lease, { cursor: 42 }, { signal: signal() });
+  expect(await reader.readState(lease.election, { signal: signal() })).toEqual({
+    value: { cursor: 42 },
+    term: lease.term,
+  });
+  await writer.release(lease, { signal: signal() });
+}
