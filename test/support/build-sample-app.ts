@@ -31,10 +31,9 @@ const STALE_LOCK_MS = 300_000;
 export async function buildSampleApp(): Promise<void> {
   await withLock(async () => {
     if (await upToDate()) return;
-    // `npm run build` (tshy, then the ESM bundling step), without npm's own start-up cost.
+    // The package's own build script (tshy, then the ESM bundling step), so tests run what ships.
     for (const [command, args] of [
-      [join(BIN, 'tshy'), []],
-      [process.execPath, ['scripts/bundle-esm.mjs']],
+      ['npm', ['run', '--silent', 'build']],
       [join(BIN, 'tsc'), ['-p', 'sample-app/tsconfig.json']],
     ] as const) {
       try {
