@@ -48,6 +48,28 @@ function storeEvidence(s: Scenario, old: Instance, next: Instance, cut: number) 
   };
 }
 
+/** A new deployment of three replicas, started at once; resolves with them and when the last was ready. */
+async function redeploy(s: Scenario): Promise<{ fresh: Instance[]; readyAt: number }> {
+  const fresh = await Promise.all([1, 2, 3].map((i) => s.spawn(`new${i}`)));
+  await s.waitFor('the new deployment ready', () => fresh.every((p) => p.event('ready')), 90_000);
+  return { fresh, readyAt: Math.max(...fresh.map((p) => p.event('ready')?.at ?? 0)) };
+}
+
+/**
+ * The held lease was respected, as the store saw it: the new lease was not granted (answered)
+ * before the old one could expire, counted from the old holder's last successful renewal; coarser,
+ * not before a lease less one renewal from the cut. And within the lease: one poll after it
+ * expired, or after the new replicas were up if that came later. (Measured from the cut, the time
+ * to lead also holds the new deployment's startup: 60 s on a machine at load 26, which says
+ * nothing about the election.)
+ */
+function expectOldLeaseRespected(evidence: ReturnType<typeof storeEvidence>, failover: number, readyAt: number): void {
+  expect(evidence.winBy).toBeGreaterThanOrEqual(evidence.oldExpiresFrom);
+  expect(failover).toBeGreaterThanOrEqual(T.leaseMs - T.renewIntervalMs - 1_000);
+  expect(evidence.winFrom - Math.max(evidence.oldExpiresBy, readyAt)).toBeLessThanOrEqual(RETRY_MAX_MS + SLACK_MS);
+  if (readyAt <= evidence.oldExpiresFrom) expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+}
+
 describe('chaos: broken from outside, whole deployment replaced', () => {
   let store: Awaited<ReturnType<typeof sharedAzurite>>;
   const results = new Results('outside-and-redeploy');
@@ -171,9 +193,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       const killAt = Date.now();
       for (const p of old) p.signal('SIGKILL');
       await Promise.all(old.map((p) => p.exited));
-      const fresh = await Promise.all([1, 2, 3].map((i) => s.spawn(`new${i}`)));
-      await s.waitFor('the new deployment ready', () => fresh.every((p) => p.event('ready')), 90_000);
-      const readyAt = Math.max(...fresh.map((p) => p.event('ready')?.at ?? 0));
+      const { fresh, readyAt } = await redeploy(s);
       const next = await s.waitForTerm('a leader of the new deployment', killAt, FAILOVER_BOUND_MS + 10_000);
       const failover = next.at - killAt;
       await sleep(5_000);
@@ -191,16 +211,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expect(summary.violations).toEqual([]);
       expect(fresh.map((p) => p.id)).toContain(next.id);
       expect(next.term).toBeGreaterThan(first.term);
-      // The held lease was respected, as the store saw it: the new lease was not granted (answered)
-      // before the old one could expire, counted from the old holder's last successful renewal.
-      expect(evidence.winBy).toBeGreaterThanOrEqual(evidence.oldExpiresFrom);
-      // ... and, coarser, from the kill (the last renewal came at most renewIntervalMs before it).
-      expect(failover).toBeGreaterThanOrEqual(T.leaseMs - T.renewIntervalMs - 1_000);
-      // Within the lease: one poll after it expired, or after the new replicas were up if that came
-      // later. (Measured from the kill, the time to lead also holds the new deployment's startup:
-      // 60 s on a machine at load 26, which says nothing about the election.)
-      expect(evidence.winFrom - Math.max(evidence.oldExpiresBy, readyAt)).toBeLessThanOrEqual(RETRY_MAX_MS + SLACK_MS);
-      if (readyAt <= evidence.oldExpiresFrom) expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      expectOldLeaseRespected(evidence, failover, readyAt);
       // Exactly one leader of the new deployment: one term since the kill, still running.
       const since = s.terms().filter((t) => t.at > killAt);
       expect(since).toHaveLength(1);
@@ -224,9 +235,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       // ledger judges it by its proxy's evidence, so a new leader starting too early is an overlap.
       const stopAt = holder.signal('SIGSTOP');
       for (const p of old.filter((p) => p !== holder)) p.signal('SIGKILL');
-      const fresh = await Promise.all([1, 2, 3].map((i) => s.spawn(`new${i}`)));
-      await s.waitFor('the new deployment ready', () => fresh.every((p) => p.event('ready')), 90_000);
-      const readyAt = Math.max(...fresh.map((p) => p.event('ready')?.at ?? 0));
+      const { fresh, readyAt } = await redeploy(s);
       const next = await s.waitForTerm('a leader of the new deployment', stopAt, FAILOVER_BOUND_MS + 10_000, holder.id);
       const failover = next.at - stopAt;
       // Resume the old holder only once it is past its lease: it must find its term over.
@@ -257,10 +266,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expect(summary.violations).toEqual([]);
       expect(fresh.map((p) => p.id)).toContain(next.id);
       expect(next.term).toBeGreaterThan(first.term);
-      expect(evidence.winBy).toBeGreaterThanOrEqual(evidence.oldExpiresFrom);
-      expect(failover).toBeGreaterThanOrEqual(T.leaseMs - T.renewIntervalMs - 1_000);
-      expect(evidence.winFrom - Math.max(evidence.oldExpiresBy, readyAt)).toBeLessThanOrEqual(RETRY_MAX_MS + SLACK_MS);
-      if (readyAt <= evidence.oldExpiresFrom) expect(failover).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      expectOldLeaseRespected(evidence, failover, readyAt);
       // After resuming: no leader-only work, no new term; its old term ended at or after the resume.
       const mine = entries.filter((e) => 'id' in e && e.id === holder.id);
       expect(mine.filter((e) => e.t === 'step' && e.at >= stopAt)).toEqual([]);
