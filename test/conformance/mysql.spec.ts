@@ -329,6 +329,37 @@ describe('MySqlLeaseStore specifics', () => {
     expect(result.acquired).toBe(true);
   });
 
+  it('beaten between its read and its take by a holder that has released since, an acquire tries once more', async () => {
+    const election = `race-${randomBytes(4).toString('hex')}`;
+    const rival = store({ connection: MYSQL_URL, table });
+    const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 2 });
+    let interleaved = false;
+    // The first take of this store's acquire waits while the rival takes the lease; the rival
+    // releases once that take has changed nothing, before this store checks what it won.
+    const racing = new Proxy(pool, {
+      get(target, key) {
+        if (key !== 'query') return Reflect.get(target, key);
+        return async (options: { sql: string }) => {
+          if (interleaved || !options.sql.startsWith('INSERT')) return target.query(options);
+          interleaved = true;
+          const won = await rival.acquire({ election, identity: 'rival', leaseDurationMs: 60_000, signal: signal() });
+          if (!won.acquired) throw new Error('rival not acquired');
+          const taken = await target.query(options);
+          await rival.release(won.lease, { signal: signal() });
+          return taken;
+        };
+      },
+    });
+    try {
+      const s = new MySqlLeaseStore({ client: racing, table });
+      const result = await s.acquire({ election, identity: 'me', leaseDurationMs: LEASE_MS, signal: signal() });
+      expect(interleaved).toBe(true);
+      expect(result).toMatchObject({ acquired: true, lease: { holder: 'me', term: 2 } });
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('refuses a malformed connection URI at construction, naming the option, never echoing it', () => {
     for (const bad of ['mysql://app:s3cret-pw@db:port/test', 'db:3306 s3cret-pw', 'postgres://app:s3cret-pw@db/test']) {
       expectMalformedConnectionRefused(() => new MySqlLeaseStore({ connection: bad }), 'connection', 's3cret-pw');

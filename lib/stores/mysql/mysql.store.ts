@@ -137,17 +137,22 @@ export class MySqlLeaseStore implements LeaseStore {
     const { election, identity, leaseDurationMs } = request;
     const meta = encodeLeaseMeta(STORE, request.meta) ?? null;
     const attempt = async (sql: MySqlAcquireStatements, leaseId: string, step: Step): Promise<AcquireResult> => {
-      const [current] = await this.query<RowView>(sql.read, [election]);
-      if (current && refusesAcquire(current, identity)) return refusalOf(current);
-      step();
-      const values = [election, identity, leaseId, leaseDurationMs];
-      await this.query(sql.take, sql === this.sql ? [...values, meta, leaseId] : values);
-      step();
-      const [row] = await this.query<RowView>(sql.mine, [leaseId, election]);
-      if (row && Number(row.mine) === 1) {
-        return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
+      for (let round = 1; ; round++) {
+        const [current] = await this.query<RowView>(sql.read, [election]);
+        if (current && refusesAcquire(current, identity)) return refusalOf(current);
+        step();
+        const values = [election, identity, leaseId, leaseDurationMs];
+        await this.query(sql.take, sql === this.sql ? [...values, meta, leaseId] : values);
+        step();
+        const [row] = await this.query<RowView>(sql.mine, [leaseId, election]);
+        if (row && Number(row.mine) === 1) {
+          return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(row.term) } };
+        }
+        // Beaten between our read and our take by a holder that has released since: it is free now,
+        // so try once more rather than answer "held by nobody" and wait a whole retry interval.
+        if (round === 2 || !row || refusesAcquire(row, identity)) return row ? refusalOf(row) : { acquired: false };
+        step();
       }
-      return row ? refusalOf(row) : { acquired: false };
     };
     return this.calls.acquire(request, {
       attempt: (leaseId, step) =>
