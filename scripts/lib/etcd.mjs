@@ -37,15 +37,17 @@ etcd.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 
 /**
  * Starts a single-member etcd on free loopback ports; `stop()` ends it (closing the supervisor's
- * stdin, SIGKILL after 5 s) and removes its data folder.
+ * stdin, SIGKILL after 5 s) and removes its data folder. The data folder is a fresh one under
+ * os.tmpdir() (a disk on this machine, not tmpfs: every etcd write waits for a disk sync).
+ * @param {{ args?: string[] }} [options] extra etcd flags (the bench's `--unsafe-no-fsync` comparison)
  * @returns {Promise<Etcd>}
  */
-export async function startEtcd() {
+export async function startEtcd({ args = [] } = {}) {
   const binary = await ensureEtcdBinary();
   // A free port found by binding port 0 may be taken before etcd binds it: try a few times.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(binary);
+      return await startOnce(binary, args);
     } catch (error) {
       if (attempt >= 3 || !/address already in use/.test(String(error))) throw error;
     }
@@ -54,9 +56,10 @@ export async function startEtcd() {
 
 /**
  * @param {string} binary
+ * @param {string[]} extraArgs
  * @returns {Promise<Etcd>}
  */
-async function startOnce(binary) {
+async function startOnce(binary, extraArgs) {
   const [clientPort, peerPort] = [await freePort(), await freePort()];
   const endpoint = `http://127.0.0.1:${clientPort}`;
   const peer = `http://127.0.0.1:${peerPort}`;
@@ -78,6 +81,7 @@ async function startOnce(binary) {
     `default=${peer}`,
     '--log-level',
     'error',
+    ...extraArgs,
   ];
   const child = spawnNode(['-e', SUPERVISOR, binary, ...args]);
   let output = '';

@@ -9,7 +9,11 @@ import type { LeaseWatch } from '../lease-store.js';
 export class EtcdDeleteWatches {
   private readonly watchers = new Set<Watcher>();
 
-  constructor(private readonly client: () => Etcd3) {}
+  constructor(
+    private readonly client: () => Etcd3,
+    /** Each time a watch stream has (re)connected. */
+    private readonly onConnected: () => void = () => undefined,
+  ) {}
 
   add(key: string, onDeleted: () => void, onMayBeFree: () => void): LeaseWatch {
     let watcher: Watcher | undefined;
@@ -23,6 +27,7 @@ export class EtcdDeleteWatches {
         let connectedBefore = false;
         // After a reconnect etcd3 resumes from the last revision seen, but a spurious wake is cheap.
         watcher.on('connected', () => {
+          this.onConnected();
           if (connectedBefore) onMayBeFree();
           connectedBefore = true;
         });

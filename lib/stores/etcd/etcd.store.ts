@@ -45,6 +45,7 @@ import {
   storedMetaJson,
   takeTxn,
 } from './etcd-txns.js';
+import { warmCodecs } from './etcd-warmup.js';
 import { EtcdDeleteWatches } from './etcd-watch.js';
 
 export type { EtcdLeaseStoreOptions } from './etcd-client.js';
@@ -88,7 +89,11 @@ export class EtcdLeaseStore implements LeaseStore {
   private readonly keys: EtcdKeys;
   private readonly callTimeoutMs: number;
   private readonly etcd: EtcdClient;
-  private readonly watches = new EtcdDeleteWatches(() => this.getClient());
+  private readonly watches = new EtcdDeleteWatches(
+    () => this.getClient(),
+    () => this.warmUp(),
+  );
+  private warmedUp = false;
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
   private readonly calls = new StoreCalls({
@@ -304,6 +309,20 @@ export class EtcdLeaseStore implements LeaseStore {
       // Not ours any more (or the outcome is unknown): nothing, or nothing needed, hangs on it.
       if (!reserved) this.calls.track(this.revoke(reservationId));
     }
+  }
+
+  /**
+   * Once, when a watch has connected (every replica watches from its start): the acquire's and the
+   * release's messages encoded and decoded locally, so a handover does not pay their first-use cost.
+   */
+  private warmUp(): void {
+    if (this.warmedUp) return;
+    this.warmedUp = true;
+    this.calls.track(
+      Promise.resolve()
+        .then(() => warmCodecs(this.getClient()))
+        .catch(() => undefined),
+    );
   }
 
   /** A deadline for one gRPC call, so nothing we abandon lingers on the channel for long. */
