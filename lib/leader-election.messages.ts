@@ -24,6 +24,8 @@ export const messages = {
     `advertise must be a non-empty string of at most 1024 characters, e.g. the replica's internal URL (got ${typeof value === 'string' ? `${value.length} characters` : String(value)})`,
   optionRange: (option: string, value: unknown, allowed: string) =>
     `${option} must be ${allowed} (got ${String(value)})`,
+  standbyPollWithoutActive:
+    'standbyPollMs needs activeFollowers: without it every follower polls every retryIntervalMs',
   invalidElection: (value: unknown) =>
     `election must be a non-empty string of at most 200 letters, digits, '.', '_' or '-' (got ${JSON.stringify(value)})`,
 
@@ -46,6 +48,8 @@ export const messages = {
     `leader election "${election}": renew failed (${message}); still leading for at most ${Math.max(0, Math.round(remainingMs))} ms`,
   releaseFailed: (election: string, message: string) =>
     `leader election "${election}": release failed (${message}); the lease will expire on its own`,
+  standbySlotFailed: (election: string, message: string) =>
+    `leader election "${election}": standby slot call failed (${message}); trying again at the next standby poll`,
   watchFailed: (election: string, message: string) =>
     `leader election "${election}": release notifications unavailable (${message}); polling instead`,
 

@@ -1,3 +1,4 @@
+import { ELECTION_PATTERN } from '../election/elector-options.js';
 import type { HandoverRequest, LeaseInfo, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import { TransientLeaseStoreError } from '../stores/lease-store.js';
 import { callOptions, formatDuration, pause } from './call-options.js';
@@ -91,7 +92,8 @@ async function readStatus(store: LeaseStore, options: StatusOptions): Promise<St
         cliMessages.unsupported(store.name, 'list its elections (pass --election)', 'listElections'),
       );
     }
-    elections = await store.listElections(call());
+    // Only elections: standby followers' candidate slots (`~standby.…`) are leases too.
+    elections = (await store.listElections(call())).filter((name) => ELECTION_PATTERN.test(name));
   }
   const readHandover = store.readHandover?.bind(store);
   const now = options.now ?? Date.now;

@@ -21,9 +21,10 @@ import type {
   LeadershipEvent,
   StopOptions,
 } from './elector.types.js';
-import type { ElectorTimings } from './elector-options.js';
+import type { ElectorTimings, StandbyTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
 import { HandoverDesk } from './handover.js';
+import { StandbySlots, standbySlotLeaseMs } from './standby.js';
 import { ElectorCalls } from './store-calls.js';
 import { type SentAt, sentNow, Term } from './term.js';
 
@@ -41,6 +42,7 @@ export interface LoopDeps {
   advertise?: string;
   handover?: HandoverHooks;
   handoverHoldMs: number;
+  standby?: StandbyTimings;
 }
 
 /**
@@ -75,6 +77,10 @@ export class ElectionLoop {
   /** The meta our lease carries in the store, as JSON, so a renew sends it only when it changed. */
   private storedMeta?: string;
   private readonly handovers: HandoverDesk;
+  /** With `activeFollowers`: the candidate slot that makes this follower an active one. */
+  private readonly slots?: StandbySlots;
+  /** Until then (monotonic) we poll as an active follower anyway: we asked for a handover to us. */
+  private activeUntil = 0;
 
   constructor(private readonly d: LoopDeps) {
     this.calls = new ElectorCalls(
@@ -91,6 +97,21 @@ export class ElectionLoop {
       leaderships: () => this.leaderships,
       leave: (reason, to, beforeRelease) => this.leave(reason, to, beforeRelease),
     });
+    if (d.standby) {
+      this.slots = new StandbySlots({
+        store: d.store,
+        election: d.election,
+        identity: d.identity,
+        clock: d.clock,
+        logger: d.logger,
+        calls: this.calls,
+        slots: d.standby.activeFollowers,
+        pollMs: d.standby.standbyPollMs,
+        slotLeaseMs: standbySlotLeaseMs(d.store, d.timings.leaseDurationMs),
+        callTimeoutMs: this.callTimeoutMs,
+        onChange: () => this.onPollModeChange(),
+      });
+    }
   }
 
   /** A follower's call must end early enough that a win still leaves time to renew. */
@@ -102,6 +123,7 @@ export class ElectionLoop {
     this.state = 'follower';
     this.openWatch();
     await this.runTick();
+    if (this.state === 'follower' && !this.stopController.signal.aborted) this.slots?.contend();
   }
 
   /** Resolves once our lease is released, or once an acquire in flight has ended (a win handed back). */
@@ -127,7 +149,7 @@ export class ElectionLoop {
     try {
       await beforeRelease?.();
     } finally {
-      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.d.timings.leaseDurationMs };
+      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };
       await this.calls.release(lease, reservation);
       this.scheduleNext();
     }
@@ -147,9 +169,34 @@ export class ElectionLoop {
     return Object.keys(meta).length > 0 ? meta : undefined;
   }
 
-  /** See {@link HandoverDesk.requestHandover}. */
-  requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
-    return this.handovers.requestHandover(options);
+  /**
+   * How long a directed handover keeps the freed lease for the named replica: one lease, or, with
+   * standby followers, until a standby heir's next poll has come (it polls every `standbyPollMs`).
+   */
+  private get reserveMs(): number {
+    const { timings, standby } = this.d;
+    if (!standby) return timings.leaseDurationMs;
+    return Math.max(timings.leaseDurationMs, Math.ceil(standby.standbyPollMs * (1 + JITTER) + this.callTimeoutMs));
+  }
+
+  /** See {@link HandoverDesk.requestHandover}. Asking for the lease ourselves, we poll as an active follower until it comes. */
+  async requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
+    const request = await this.handovers.requestHandover(options);
+    if (this.slots && request?.to === this.d.identity) {
+      this.activeUntil = this.d.clock.now() + this.d.timings.renewIntervalMs + this.reserveMs;
+      this.onPollModeChange();
+    }
+    return request;
+  }
+
+  /** A standby follower: with `activeFollowers`, holding no slot and not awaiting a handover to us. */
+  private get standingBy(): boolean {
+    return this.slots !== undefined && !this.slots.isActive() && this.d.clock.now() >= this.activeUntil;
+  }
+
+  /** Became active or standby: the next poll comes on the new schedule. */
+  private onPollModeChange(): void {
+    if (this.state === 'follower' && !this.inFlight) this.scheduleNext();
   }
 
   /** Steps down if leading past the deadline; true when it did (or had already). */
@@ -203,6 +250,7 @@ export class ElectionLoop {
       await beforeRelease?.();
     } finally {
       if (lease && release) await this.calls.release(lease);
+      await this.slots?.withdraw();
       await this.calls.drain(this.callTimeoutMs);
       await this.watchHandle?.close().catch(() => undefined);
       this.clearTickTimer();
@@ -262,10 +310,12 @@ export class ElectionLoop {
    * (0.15–0.3 × min(retry, lease) after the hinted expiry: spread, and never a hot loop on a store
    * that keeps answering 0), and at least every max(retry, lease) ±15 %. Crash failover stays
    * within lease + retry; the hint only schedules, the acquire itself is judged by the store.
+   * A standby follower (`activeFollowers`, no slot) polls every `standbyPollMs` whatever the store.
    */
   private followerDelay(): number {
     const { clock, timings } = this.d;
     const jitter = (ms: number): number => ms * (1 + (Math.random() * 2 - 1) * JITTER);
+    if (this.standingBy) return jitter(this.d.standby?.standbyPollMs ?? timings.retryIntervalMs);
     const hint = this.expiryHint;
     if (!this.watchHandle || !hint || this.spreadWouldAsk()) return jitter(timings.retryIntervalMs);
     const untilExpiry = Math.max(0, hint.inMs - (clock.now() - hint.at));
@@ -390,6 +440,8 @@ export class ElectionLoop {
     this.d.logger.log(messages.elected(election, identity, lease.term));
     this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
     this.setObservedLeader(identity, lease.term, this.meta());
+    // A leader needs no slot: hand it to a standby so the election keeps its active followers.
+    void this.slots?.withdraw();
   }
 
   private stepDown(reason: string, release: boolean): void {
@@ -405,6 +457,7 @@ export class ElectionLoop {
     this.handovers.pinnedUntil = 0;
     // A stale lease in the store would only delay the next leader: hand it back, best effort.
     if (release) void this.calls.release(lease);
+    if (!this.stopController.signal.aborted) this.slots?.contend();
     this.scheduleNext();
   }
 
@@ -430,6 +483,8 @@ export class ElectionLoop {
   private onMayBeFree(): void {
     if (this.state !== 'follower' || this.stopController.signal.aborted) return;
     if (this.d.clock.now() < this.contendNotBefore) return;
+    // A release wakes every follower: only the active ones answer, so a big fleet does not stampede.
+    if (this.standingBy) return;
     if (this.inFlight) {
       this.pushPending = true;
       return;

@@ -36,6 +36,11 @@ export const MIN_MARGIN_FRACTION = 1 / MIN_MARGIN_DIVISOR;
 /** How long spread leaves an election with the replica a directed handover made its leader. */
 export const DEFAULT_HANDOVER_HOLD_MS = 300_000;
 
+/** Default `standbyPollMs`: a standby follower polls every 30 s. */
+export const DEFAULT_STANDBY_POLL_MS = 30_000;
+/** Most candidate slots an election may have (`activeFollowers`). */
+export const MAX_ACTIVE_FOLLOWERS = 16;
+
 /** What an election name may be (also checked by the CLI before it asks a store). */
 export const ELECTION_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
@@ -50,8 +55,16 @@ export function resolveElectorOptions(
     identity?: string;
     advertise?: string;
     handoverHoldMs?: number;
+    activeFollowers?: number;
+    standbyPollMs?: number;
   } & Partial<ElectorTimings>,
-): { election: string; identity?: string; timings: ElectorTimings; handoverHoldMs: number } {
+): {
+  election: string;
+  identity?: string;
+  timings: ElectorTimings;
+  handoverHoldMs: number;
+  standby?: StandbyTimings;
+} {
   const { store, election, identity, advertise, handoverHoldMs = DEFAULT_HANDOVER_HOLD_MS } = options;
   if (!store || typeof store.acquire !== 'function') {
     throw new TypeError(messages.optionRequired('store', 'a LeaseStore such as AzureBlobLeaseStore'));
@@ -121,5 +134,39 @@ export function resolveElectorOptions(
       ),
     );
   }
-  return { election, identity, timings, handoverHoldMs };
+  const standby = resolveStandby(options.activeFollowers, options.standbyPollMs, timings.retryIntervalMs);
+  return { election, identity, timings, handoverHoldMs, ...(standby ? { standby } : {}) };
+}
+
+/** With `activeFollowers`: how many followers poll often, and how often the others do. */
+export interface StandbyTimings {
+  activeFollowers: number;
+  standbyPollMs: number;
+}
+
+function resolveStandby(
+  activeFollowers: number | undefined,
+  standbyPollMs: number | undefined,
+  retryIntervalMs: number,
+): StandbyTimings | undefined {
+  if (activeFollowers === undefined) {
+    if (standbyPollMs !== undefined) throw new TypeError(messages.standbyPollWithoutActive);
+    return undefined;
+  }
+  if (!Number.isInteger(activeFollowers) || activeFollowers < 1 || activeFollowers > MAX_ACTIVE_FOLLOWERS) {
+    throw new RangeError(
+      messages.optionRange('activeFollowers', activeFollowers, `a whole number from 1 to ${MAX_ACTIVE_FOLLOWERS}`),
+    );
+  }
+  const pollMs = standbyPollMs ?? Math.max(DEFAULT_STANDBY_POLL_MS, retryIntervalMs);
+  if (!Number.isInteger(pollMs) || pollMs < retryIntervalMs || pollMs > 3_600_000) {
+    throw new RangeError(
+      messages.optionRange(
+        'standbyPollMs',
+        pollMs,
+        `whole milliseconds from retryIntervalMs (${retryIntervalMs}) to 3600000`,
+      ),
+    );
+  }
+  return { activeFollowers, standbyPollMs: pollMs };
 }

@@ -39,7 +39,9 @@
 //   store with a watch that hints when the holder's lease expires, they poll instead just after that
 //   expiry and at least every max(retryIntervalMs, leaseDurationMs) ±15 % (the watch reports releases).
 //   A leader renews every renewIntervalMs counted from the previous send. -> election-loop.ts
-//   `scheduleNext`, `followerDelay`.
+//   `scheduleNext`, `followerDelay`. With `activeFollowers`, a follower holding none of the election's
+//   candidate slots polls every standbyPollMs instead and ignores pushes; slots only schedule polls,
+//   never decide who leads. -> standby.ts.
 //
 // Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term, and a write sent
 // before the deadline may reach its target after the margin; fence such writes with `term` (it increases
@@ -130,6 +132,7 @@ export class Elector {
       advertise: options.advertise,
       handover: options.handover,
       handoverHoldMs: resolved.handoverHoldMs,
+      ...(resolved.standby ? { standby: resolved.standby } : {}),
     });
   }
 

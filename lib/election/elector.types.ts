@@ -30,6 +30,15 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
    * spread requests for this election are declined for this long. Default 300000 (5 minutes).
    */
   handoverHoldMs?: number;
+  /**
+   * Large fleets: how many followers of this election poll it every `retryIntervalMs`; the others
+   * stand by and poll every `standbyPollMs`. Who is active is decided by candidate slots held as
+   * leases in the same store (a crashed active follower's slot frees itself). Default: unset, every
+   * follower polls every retry interval. 1–16; give every replica the same value.
+   */
+  activeFollowers?: number;
+  /** With `activeFollowers`: how often a standby follower polls (and tries for a slot). Default 30000. */
+  standbyPollMs?: number;
 }
 
 /**

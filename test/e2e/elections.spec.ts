@@ -103,6 +103,23 @@ describe('several elections per app', () => {
     expect(balanced(services)).toBe(true);
   });
 
+  it('with standby followers (activeFollowers: 1) spread still balances 1/1/1 and then moves nothing', async () => {
+    const store = new InMemoryLeaseStore();
+    const standby = { activeFollowers: 1, standbyPollMs: 4 * RETRY_MS };
+    const services: LeaderElectionService[] = [];
+    for (const id of ['A', 'B', 'C']) services.push(electionOf(await replica(store, id, standby)));
+    // A standby learns the holder's count only at its standby poll; asking, it polls as an active follower.
+    const tookMs = await waitFor(
+      'balance',
+      () => balanced(services),
+      10 * (standby.standbyPollMs + RENEW_MS) + SLACK_MS,
+    );
+    expect(tookMs).toBeLessThan(10 * (standby.standbyPollMs + RENEW_MS));
+    const before = leadership(services);
+    await sleep(3 * standby.standbyPollMs);
+    expect(leadership(services)).toEqual(before);
+  });
+
   it('a directed handover, asked on a third replica, is honoured and respected; spread rebalances around it', async () => {
     const store = new InMemoryLeaseStore();
     const services: LeaderElectionService[] = [];

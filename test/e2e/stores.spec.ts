@@ -1,17 +1,10 @@
 import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import mysql from 'mysql2/promise';
-import pg from 'pg';
-import { EtcdLeaseStore } from '../../lib/etcd.js';
 import { LeaderElectionService } from '../../lib/leader-election.service.js';
 import { LeaderOnly } from '../../lib/leader-only.decorator.js';
-import { MySqlLeaseStore } from '../../lib/mysql.js';
-import { PostgresLeaseStore } from '../../lib/postgres.js';
-import { RedisLeaseStore } from '../../lib/redis.js';
-import { AzureBlobLeaseStore } from '../../lib/stores/azure/azure-blob.store.js';
-import type { LeaseStore } from '../../lib/stores/lease-store.js';
-import { etcdEndpoint, MYSQL_URL, PG_URL, REDIS_URL, uniqueName } from '../setup/servers.js';
+import { uniqueName } from '../setup/servers.js';
+import { backends } from './backends.js';
 import { closeAll, createApp, electionOf, SLACK_MS, waitFor } from './helpers.js';
 
 // The Nest "one job runner + handover" scenario on every real backend: two apps, each with its own
@@ -35,57 +28,6 @@ class Jobs {
     runs.push({ app: this.election.identity, at: Date.now() });
   }
 }
-
-interface Backend {
-  name: string;
-  leaseDurationMs: number;
-  store(): LeaseStore;
-  cleanup?(): Promise<void>;
-}
-
-const pgTable = uniqueName('e2e');
-const mysqlTable = uniqueName('e2e');
-const prefix = `${uniqueName('e2e')}:`;
-
-const backends: Backend[] = [
-  {
-    name: 'Azure Blob (Azurite)',
-    leaseDurationMs: 15_000,
-    store: () =>
-      new AzureBlobLeaseStore({ connectionString: process.env.AZURITE_CONNECTION_STRING, container: 'e2e-stores' }),
-  },
-  {
-    name: 'PostgreSQL',
-    leaseDurationMs: 2_000,
-    store: () => new PostgresLeaseStore({ connection: PG_URL, table: pgTable }),
-    cleanup: async () => {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query(`DROP TABLE IF EXISTS "${pgTable}"`);
-      await client.end();
-    },
-  },
-  {
-    name: 'MySQL/MariaDB',
-    leaseDurationMs: 2_000,
-    store: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: mysqlTable }),
-    cleanup: async () => {
-      const connection = await mysql.createConnection(MYSQL_URL);
-      await connection.query(`DROP TABLE IF EXISTS \`${mysqlTable}\``);
-      await connection.end();
-    },
-  },
-  {
-    name: 'Redis',
-    leaseDurationMs: 2_000,
-    store: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
-  },
-  {
-    name: 'etcd',
-    leaseDurationMs: 2_000,
-    store: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix.replace(':', '/') }),
-  },
-];
 
 describe.each(backends)('Nest on $name: one job runner, then handover', (backend) => {
   const apps: INestApplication[] = [];

@@ -8,6 +8,7 @@ import { ExitCode } from '../../lib/cli/cli-errors.js';
 import { type CliContext, runCli } from '../../lib/cli/main.js';
 import type { StatusDocument } from '../../lib/cli/status.command.js';
 import type { StoreConfig } from '../../lib/cli/store-factory.js';
+import { standbySlotKey } from '../../lib/election/standby.js';
 import {
   FatalLeaseStoreError,
   type HandoverRequest,
@@ -190,6 +191,14 @@ describe('CLI status', () => {
     const store = new InMemoryLeaseStore();
     const run = await cli(['status', '--json', '--election', 'c,a', '--election', 'b'], store);
     expect((JSON.parse(run.stdout) as StatusDocument).elections.map((e) => e.election)).toEqual(['c', 'a', 'b']);
+  });
+
+  it('lists elections only, not the candidate slots of standby followers', async () => {
+    const store = new InMemoryLeaseStore();
+    await lead(store, 'billing', 'pod-a');
+    await lead(store, standbySlotKey('billing', 0), 'pod-b');
+    const run = await cli(['status', '--json'], store);
+    expect((JSON.parse(run.stdout) as StatusDocument).elections.map((e) => e.election)).toEqual(['billing']);
   });
 
   it('says so when the namespace has no election', async () => {
