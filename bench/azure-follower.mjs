@@ -9,17 +9,13 @@
 //   node bench/azure-follower.mjs [--runs N] [--window-s S] [--dist DIR] [--out FILE]
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, startAzurite } from '../scripts/lib/azurite.mjs';
+import { countingProxy } from './lib/azure-proxy.mjs';
+import { arg } from './lib/cli-args.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-/** @param {string} name @param {string} fallback */
-function arg(name, fallback) {
-  const at = process.argv.indexOf(name);
-  return at > 0 ? process.argv[at + 1] : fallback;
-}
 const RUNS = Number(arg('--runs', '3'));
 const WINDOW_MS = Number(arg('--window-s', '30')) * 1_000;
 const DIST = resolve(arg('--dist', join(ROOT, 'dist/esm')));
@@ -27,53 +23,6 @@ const OUT = resolve(arg('--out', join(ROOT, 'bench/results/azure-follower.json')
 
 /** @type {typeof import('../lib/index.js')} */
 const lib = await import(pathToFileURL(join(DIST, 'index.js')).href);
-
-/**
- * A pass-through proxy that counts requests by kind: what Azure would bill (every request is one
- * "other operation" for these calls).
- * @param {number} target
- */
-async function countingProxy(target) {
-  /** @type {Array<{ at: number, op: string }>} */
-  const seen = [];
-  const agent = new http.Agent({ keepAlive: true });
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://proxy');
-    const comp = url.searchParams.get('comp');
-    const op =
-      comp === 'lease'
-        ? `lease:${req.headers['x-ms-lease-action']}`
-        : (comp ?? (req.method === 'HEAD' ? 'properties' : String(req.method)));
-    seen.push({ at: performance.now(), op });
-    const upstream = http.request(
-      { host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-  await new Promise((done) => server.listen(0, '127.0.0.1', () => done(undefined)));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    /** @param {number} from @param {number} until */
-    counts(from, until) {
-      /** @type {Record<string, number>} */
-      const counts = {};
-      for (const call of seen) if (call.at >= from && call.at < until) counts[call.op] = (counts[call.op] ?? 0) + 1;
-      return counts;
-    },
-    close: () => {
-      agent.destroy();
-      server.closeAllConnections();
-      return new Promise((done) => server.close(() => done(undefined)));
-    },
-  };
-}
 
 /** @param {() => boolean} check @param {number} timeoutMs */
 async function until(check, timeoutMs) {

@@ -74,11 +74,15 @@ export function changeJobs({ stores, available, trials: N, pauseTrials: PAUSE_N,
         run: () => changeChain(s.make(), 'crash', n, { timeoutMs: s.capMs + 20_000, log }),
       });
     }
-    jobs.push({
-      key: `4:handover:${s.name}`,
-      est: N * 5_000,
-      run: () => changeChain(s.make(), 'handover', N, { timeoutMs: 20_000, log }),
-    });
+    for (const n of split(N, s.name === 'nle' ? s.crashParts : 1)) {
+      jobs.push({
+        key: `4:handover:${s.name}`,
+        // nle's handover trial waits for its first leader like its crash trials (15 s lease, no
+        // push): split like them, or its one chain is the phase's tail (by 40 s in a quick run).
+        est: s.name === 'nle' ? n * perTrial : n * 5_000,
+        run: () => changeChain(s.make(), 'handover', n, { timeoutMs: 20_000, log }),
+      });
+    }
     for (const n of split(PAUSE_N, s.pauseParts)) {
       jobs.push({
         key: `4:pause:${s.name}`,
@@ -112,12 +116,17 @@ export class Results {
 
 /**
  * Runs the chains (at most `concurrency` at once, longest first), then the cold starts two at a time.
+ * With `coldWhenLeft`, the cold starts begin as soon as no chain is queued and at most that many
+ * still run (--quick: the last ones are a peer's crash trials, idle while its lease expires).
  * @param {{ jobs: Job[], coldJobs: Job[] }} plan
  * @param {number} concurrency
  * @param {(message: string) => void} log
+ * With `staggerMs`, the i-th parallel chain starts i × staggerMs late, so their first process boots
+ * do not all land at once (--quick: a boot storm made replicas miss their first act).
+ * @param {{ coldWhenLeft?: number, staggerMs?: number }} [options]
  * @returns {Promise<Results>}
  */
-export async function runJobs({ jobs, coldJobs }, concurrency, log) {
+export async function runJobs({ jobs, coldJobs }, concurrency, log, { coldWhenLeft = 0, staggerMs = 0 } = {}) {
   const results = new Results();
   const phaseStart = Date.now();
   let done = 0;
@@ -136,23 +145,44 @@ export async function runJobs({ jobs, coldJobs }, concurrency, log) {
     done += 1;
     log(`  ${job.key} done (${done}/${jobs.length + coldJobs.length})`);
   };
-  await pool(jobs, concurrency, runJob);
-  log(`chains took ${((Date.now() - phaseStart) / 1000).toFixed(0)} s; cold starts…`);
+  let running = 0;
+  /** @type {() => void} */
+  let onFewLeft = () => undefined;
+  const fewLeft = new Promise((resolve) => {
+    onFewLeft = () => resolve(undefined);
+  });
+  const chains = pool(
+    jobs,
+    concurrency,
+    async (job) => {
+      running += 1;
+      await runJob(job);
+      running -= 1;
+      if (done >= jobs.length - coldWhenLeft && running <= coldWhenLeft) onFewLeft();
+    },
+    staggerMs,
+  ).then(() => log(`chains took ${((Date.now() - phaseStart) / 1000).toFixed(0)} s`));
+  await (coldWhenLeft > 0 ? Promise.race([fewLeft, chains]) : chains);
+  log(`cold starts (${running} chains still running)…`);
   await pool(coldJobs, 2, runJob);
+  await chains;
   return results;
 }
 
 /**
- * Runs `worker(item)` for every item, at most `limit` at once, in the given order.
+ * Runs `worker(item)` for every item, at most `limit` at once, in the given order; the i-th of the
+ * parallel lanes starts `staggerMs` × i late.
  * @template T
  * @param {T[]} items
  * @param {number} limit
  * @param {(item: T) => Promise<void>} worker
+ * @param {number} [staggerMs]
  */
-export async function pool(items, limit, worker) {
+export async function pool(items, limit, worker, staggerMs = 0) {
   const queue = [...items];
   await Promise.all(
-    Array.from({ length: Math.min(limit, queue.length) }, async () => {
+    Array.from({ length: Math.min(limit, queue.length) }, async (_, lane) => {
+      if (staggerMs > 0) await new Promise((resolve) => setTimeout(resolve, lane * staggerMs));
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) await worker(item);
     }),
   );

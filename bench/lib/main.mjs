@@ -9,6 +9,7 @@
 //      figure 13 counts its calls in phase B
 //   (8, the fleet projection, is computed from figure 5's counts: rows/fleet.mjs)
 // servers.mjs starts what the stores need; report.mjs writes latest.json / latest.md and the table.
+import { join } from 'node:path';
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
 import { changeJobs, fig3Timings, pool, runJobs } from './jobs.mjs';
 import { Child, killAll } from './proc.mjs';
@@ -16,7 +17,7 @@ import { machineInfo, machineText, writeReport } from './report.mjs';
 import { callRows, roundTrips } from './rows/calls.mjs';
 import { failoverRows, sideBySideRows } from './rows/changes.mjs';
 import { contentionRows } from './rows/contention.mjs';
-import { FLEET_CONTENTION, fleetRows } from './rows/fleet.mjs';
+import { FLEET_CONTENTION, fleetRows, standbyFleetRows } from './rows/fleet.mjs';
 import { importCostRows } from './rows/import-cost.mjs';
 import { metricsOverheadRows } from './rows/metrics.mjs';
 import { decoratorRows, guardRows } from './rows/overhead.mjs';
@@ -33,11 +34,15 @@ import { spreadPhase, startFlapWatch } from './spread-phase.mjs';
 export async function main({ root, startedAt, quick }) {
   /** @param {string} message */
   const log = (message) => console.log(`[${((Date.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${message}`);
-  const N = quick ? 3 : Number(process.env.BENCH_TRIALS ?? 10);
+  // --quick: 2 trials per figure. With 3, phase B's chains booted ~70 Nest processes at once on 2
+  // cores and replicas missed their first act within 30 s (failed trials), and the run took ~6 min.
+  const N = quick ? 2 : Number(process.env.BENCH_TRIALS ?? 10);
   const PAUSE_N = quick ? 2 : Number(process.env.BENCH_PAUSE_TRIALS ?? 10);
-  // --quick trades isolation for time: twice the trial chains of phase B at once (40 starved figure
-  // 5's apps on 2 cores), and phase C's contention two stores at a time (a smoke reading).
-  const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? (quick ? 24 : 12));
+  // --quick trades isolation for time: phase C's contention two stores at a time (a smoke reading;
+  // three were no faster: it is CPU-bound), figure 9's 200 electors in 10 processes instead of 20.
+  // Phase B keeps 12 chains at once: 24 were no faster on 2 cores (process boots are CPU-bound)
+  // and starved replicas past their 30 s first-act limit, emptying whole rows of figures 3 and 4.
+  const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 12);
   const STORES_AT_ONCE = quick ? 2 : 1;
   /** @type {Row[]} */
   const rows = [];
@@ -92,7 +97,13 @@ export async function main({ root, startedAt, quick }) {
       HANDOVERS: String(quick ? 3 : 5),
     });
     const plan = changeJobs({ stores: STORES, available, trials: N, pauseTrials: PAUSE_N, nleSchemas, log });
-    const results = await runJobs(plan, CONCURRENCY, log);
+    // --quick: figure 12's fleet is watched from here (its 60 s must not outlast phases C and D), and
+    // the cold starts begin while the last idle peer chains wait out their lease.
+    const flap = quick ? startFlapWatch({ stores: STORES, quick, log }) : undefined;
+    const results = await runJobs(plan, CONCURRENCY, log, {
+      coldWhenLeft: quick ? 3 : 0,
+      staggerMs: quick ? 1_000 : 0,
+    });
     log('waiting for the calls window…');
     let callsResult;
     await attempt('figure 5', async () => {
@@ -111,26 +122,32 @@ export async function main({ root, startedAt, quick }) {
     rows.push(...sideBySideRows(plan.side, results, rtt));
     rows.push(...callRows(STORES, callsResult, errors));
     rows.push(...fleetRows(STORES, callsResult, errors));
+    rows.push(...standbyFleetRows(join(root, 'bench/results/standby.json'), errors));
     rows.push(...handoverCallRows(STORES, handoverCallsResult, errors));
 
     // Figure 12's fleet is watched through phases C and D (see spread-phase.mjs); C starts once it is up.
-    const flap = startFlapWatch({ stores: STORES, quick, log });
-    await flap?.up;
+    const watched = flap ?? startFlapWatch({ stores: STORES, quick, log });
+    await watched?.up;
 
-    // ---- phase C: contention, one store at a time --------------------------------------------
-    await pool(STORES, STORES_AT_ONCE, async (store) => {
-      log(`figure 6: contention on ${store}…`);
-      await attempt(`figure 6 ${store}`, () => contentionRows(store, fig3Timings(store), { quick, rtt, log }));
-    });
-    await pool(STORES, STORES_AT_ONCE, async (store) => {
-      log(`figure 9: ${FLEET_CONTENTION.electors}-elector contention on ${store}…`);
-      const context = { quick, rtt, log };
-      await attempt(`figure 9 ${store}`, () => contentionRows(store, fig3Timings(store), context, FLEET_CONTENTION));
+    // ---- phase C: contention, one store at a time (figure 6 on every store, then figure 9) ------
+    const contention = [
+      ...STORES.map((store) => ({ store, fleet: undefined })),
+      ...STORES.map((store) => ({
+        store,
+        fleet: quick ? { ...FLEET_CONTENTION, perProcess: FLEET_CONTENTION.perProcess * 2 } : FLEET_CONTENTION,
+      })),
+    ];
+    await pool(contention, STORES_AT_ONCE, async ({ store, fleet }) => {
+      const figure = fleet ? 9 : 6;
+      log(`figure ${figure}: ${fleet ? `${fleet.electors}-elector ` : ''}contention on ${store}…`);
+      await attempt(`figure ${figure} ${store}`, () =>
+        contentionRows(store, fig3Timings(store), { quick, rtt, log }, fleet),
+      );
     });
 
     // ---- phase D: several elections per app ----------------------------------------------------
     const phaseD = Date.now();
-    await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap }));
+    await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap: watched }));
     log(`figures 10–12 took ${((Date.now() - phaseD) / 1000).toFixed(0)} s`);
   } finally {
     await stopServers();

@@ -8,6 +8,7 @@
 // (Which replica leads which election does not change the sum.) Azure's monthly cost applies the list
 // price of calls.mjs to the billed requests: cost = billed/h × 730 h × price / 10,000.
 
+import { existsSync, readFileSync } from 'node:fs';
 import { DEFAULTS } from '../impls.mjs';
 import { AZURE_OTHER_PER_10K, billedOps, HOURS_PER_MONTH, sum } from './calls.mjs';
 import { settingsText, single } from './common.mjs';
@@ -69,6 +70,49 @@ export function fleetRows(stores, callsResult, errors) {
           digits: 2,
         });
       }
+    }
+  }
+  return rows;
+}
+
+/**
+ * Figure 8 with standby followers (`activeFollowers`), from bench/standby.mjs's own run (its window
+ * must span several 30 s standby polls, longer than this run's): per store, the fleet's calls per hour
+ * with the option next to the same fleet without it (both measured there, in the same run).
+ * @param {string} file bench/results/standby.json
+ * @param {string[]} errors
+ * @returns {Row[]}
+ */
+export function standbyFleetRows(file, errors) {
+  if (!existsSync(file)) {
+    errors.push('figure 8 standby: no bench/results/standby.json (run node bench/standby.mjs)');
+    return [];
+  }
+  const measured = JSON.parse(readFileSync(file, 'utf8'));
+  const { activeFollowers, standbyPollMs } = measured.settings;
+  const settings = `activeFollowers ${activeFollowers}, standbyPollMs ${standbyPollMs / 1000} s; defaults; measured by bench/standby.mjs on ${measured.measuredAt.slice(0, 10)}`;
+  /** @type {Row[]} */
+  const rows = [];
+  /** @type {Array<[string, string, string, string]>} */
+  const kinds = [
+    ['mysqlCalls', 'store calls per hour, whole fleet, standby', 'ours/mysql', 'calls/h'],
+    ['azureBilled', 'billed requests per hour, whole fleet, standby', 'ours/azure', 'requests/h'],
+  ];
+  for (const [key, metric, store, unit] of kinds) {
+    for (const p of measured.projection[key] ?? []) {
+      rows.push({
+        ...single(
+          8,
+          metric,
+          `${store}, ${p.replicas} replicas × ${p.elections}`,
+          settings,
+          unit,
+          p.withStandby.perHour,
+          p.without.perHour,
+          `without standby (${p.formula})`,
+        ),
+        note: `${round1(p.withStandby.perSecond)} vs ${round1(p.without.perSecond)} calls/s${p.usdPerMonth ? `; $${p.usdPerMonth.withStandby.toFixed(2)} vs $${p.usdPerMonth.without.toFixed(2)} per month` : ''}`,
+      });
     }
   }
   return rows;
