@@ -18,8 +18,8 @@ import { LeadershipFeed } from './leadership.feed.js';
 
 export interface HandoverAccepted {
   election: string;
-  /** Who led when the request was recorded. */
-  from: string;
+  /** Who led as this replica last saw it; null when it had not seen the new leader yet (the store had one). */
+  from: string | null;
   /** Who should lead next; null: any other replica. */
   to: string | null;
   requestedBy: string;
@@ -59,8 +59,9 @@ export class LeaderController {
   async handover(@Body() body: unknown): Promise<HandoverAccepted> {
     const { election: name, to, reason } = parseHandoverBody(body, this.election.elections);
     const election = this.election.election(name);
-    const from = election.leaderId;
-    if (from === undefined) throw this.nobodyLeads(election.election);
+    // This replica's view may lag (it may just have handed the election over): the store decides
+    // whether anyone leads, below; only a known leader is checked here.
+    const from = election.leaderId ?? null;
     if (to !== undefined && to === from) {
       throw new ConflictException(`${to} already leads "${election.election}": nothing to hand over`);
     }
