@@ -335,8 +335,8 @@ export const mutants = [
     id: 'handover-release-before-step-down',
     rule: 'an honoured handover ends the term (signal aborted, isLeader false) before the lease is released',
     file: 'lib/election/election-loop.ts',
-    from: '    this.stepDown(reason, false);\n    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.d.timings.leaseDurationMs };\n      await this.calls.release(lease, reservation);\n',
-    to: '    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.d.timings.leaseDurationMs };\n      await this.calls.release(lease, reservation);\n      this.stepDown(reason, false);\n',
+    from: '    this.stepDown(reason, false);\n    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };\n      await this.calls.release(lease, reservation);\n',
+    to: '    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };\n      await this.calls.release(lease, reservation);\n      this.stepDown(reason, false);\n',
     tests: ['test/unit/elector-handover.spec.ts'],
   },
   {
