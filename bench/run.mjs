@@ -9,7 +9,8 @@
 // It installs bench/'s own dependencies when missing (`npm ci --prefix bench`), makes sure the
 // machine's PostgreSQL / MariaDB / Redis are up and etcd is installed (scripts/ensure-services.sh),
 // and starts Azurite and etcd on free ports (the tests' own test/setup helpers). TypeScript (the
-// library, the bench apps) runs through the tests' swc loader, so it measures lib/ as it is.
+// library, the bench apps) is compiled by swc with the tests' options, so it measures lib/ as it is:
+// through the tests' loader here, and once per run for the apps it spawns (lib/precompile.mjs).
 //
 // Figures (see each module):
 //   1 decorator overhead  bench/figures/overhead.mjs  + apps/decorator-bench.mjs, apps/overhead-app.ts

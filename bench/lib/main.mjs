@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
 import { changeJobs, fig3Timings, pool, runJobs } from './jobs.mjs';
-import { Child, killAll } from './proc.mjs';
+import { Child, compileApps, killAll } from './proc.mjs';
 import { machineInfo, machineText, writeReport } from './report.mjs';
 import { callRows, roundTrips } from './rows/calls.mjs';
 import { failoverRows, sideBySideRows } from './rows/changes.mjs';
@@ -54,9 +54,12 @@ export async function main({ root, startedAt, quick }) {
   const servers = await startServers(log, errors);
   const { available } = servers;
   const STORES = ALL_STORES.filter((store) => available.has(store));
+  const apps = await compileApps();
+  log(`bench apps compiled: ${apps.files} files in ${apps.ms.toFixed(0)} ms`);
   const stopServers = async () => {
     killAll();
     await servers.stop();
+    await apps.dispose();
   };
   process.once('SIGINT', () => void stopServers().finally(() => process.exit(130)));
 

@@ -1,12 +1,41 @@
 // @ts-check
 // Child processes of the benchmark: spawned with a pipe on stdin (a child exits when it ends, so
 // a dead runner leaves no orphans), their `@@b {json}` stdout lines parsed into events.
+import { readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChildGroup, exitOf, hardKill, spawnNode, stopChild } from '../../scripts/lib/child-process.mjs';
+import { precompile } from './precompile.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SWC_REGISTER = join(ROOT, 'test/support/swc-register.mjs');
+
+/** Where {@link compileApps} put the compiled apps; unset, `.ts` children run through the loader. */
+let compiledDir = /** @type {string | undefined} */ (undefined);
+
+/**
+ * Compiles every bench/apps/*.ts (and what it imports) once, so the `.ts` children spawned from now
+ * on run as plain JavaScript (see precompile.mjs). One folder per run: concurrent runs do not clash.
+ * @returns {Promise<{ files: number, ms: number, dispose: () => Promise<void> }>}
+ */
+export async function compileApps() {
+  const dir = join(ROOT, '.tmp', `bench-build-${process.pid}`);
+  const apps = readdirSync(join(ROOT, 'bench/apps')).filter((name) => name.endsWith('.ts'));
+  const result = await precompile(
+    ROOT,
+    apps.map((name) => `bench/apps/${name}`),
+    dir,
+  );
+  compiledDir = dir;
+  return {
+    ...result,
+    dispose: async () => {
+      compiledDir = undefined;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 /** @typedef {import('../../scripts/lib/child-process.mjs').ExitInfo} ExitInfo */
 /** @typedef {{ type: string, at: number, [field: string]: any }} BenchEvent */
@@ -27,15 +56,17 @@ export class Child {
 
   /**
    * @param {string} name label for messages
-   * @param {string} file script; `.ts` files (and `loader: true`) run through the tests' swc loader
+   * @param {string} file script, relative to the repository; a `.ts` file runs compiled once
+   *   {@link compileApps} ran, else through the tests' swc loader (as does `loader: true`)
    * @param {Record<string, string>} env added to the runner's environment
    * @param {{ args?: string[], loader?: boolean }} [options]
    */
   constructor(name, file, env = {}, { args = [], loader = file.endsWith('.ts') } = {}) {
     this.name = name;
-    const nodeArgs = loader ? ['--import', SWC_REGISTER] : [];
+    const compiled = compiledDir && file.endsWith('.ts') ? join(compiledDir, file.replace(/\.ts$/, '.js')) : undefined;
+    const nodeArgs = loader && !compiled ? ['--import', SWC_REGISTER] : [];
     this.spawnedAt = Date.now();
-    this.process = live.add(spawnNode([...nodeArgs, file, ...args], { cwd: ROOT, env }));
+    this.process = live.add(spawnNode([...nodeArgs, compiled ?? file, ...args], { cwd: ROOT, env }));
     this.pid = this.process.pid;
     this.exited = exitOf(this.process).then((info) => {
       this.exitInfo = info;
