@@ -136,7 +136,11 @@ for (const r of rows) {
   );
 }
 mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+const out = join(ROOT, 'bench/results/import-cost.json');
 writeFileSync(
-  join(ROOT, 'bench/results/import-cost.json'),
+  out,
   `${JSON.stringify({ node: process.version, runs: RUNS, measuredAt: new Date().toISOString(), rows }, null, 2)}\n`,
 );
+// Loaded here, in the parent only: the measured processes import nothing of the bench's own.
+const { formatJson } = await import('./lib/report.mjs');
+formatJson(ROOT, out);

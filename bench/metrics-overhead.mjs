@@ -78,6 +78,9 @@ if (process.env.METRICS_BENCH_MODE) {
     out,
     `${JSON.stringify({ at: new Date().toISOString(), quick, machine, results, summary }, null, 2)}\n`,
   );
+  // Loaded here, in the parent only: the measured processes import nothing of the bench's own.
+  const { formatJson } = await import('./lib/report.mjs');
+  formatJson(join(here, '..'), out);
   console.log(`\nwritten to ${out}`);
 }
 
