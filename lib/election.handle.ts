@@ -22,6 +22,7 @@ import { ElectionMetrics } from './metrics/election.metrics.js';
 import type { StoreCallSink } from './metrics/instrumented.store.js';
 import type { Meter } from './metrics/otel-api.js';
 import { onSettled } from './metrics/settled.js';
+import { systemClock } from './shared/clock.js';
 import { errorMessage } from './shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from './stores/lease-store.js';
 import { type StuckAfter, type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
@@ -235,9 +236,9 @@ export class ElectionHandle {
     if (!metrics) return this.inFlight.track(watched);
     const counts = metrics.handler(handler);
     counts.runs += 1;
-    const startedAt = performance.now();
+    const startedAt = systemClock.now();
     return this.inFlight.track(() =>
-      onSettled(watched, () => counts.duration.record((performance.now() - startedAt) / 1000, counts.attributes)),
+      onSettled(watched, () => counts.duration.record((systemClock.now() - startedAt) / 1000, counts.attributes)),
     );
   }
 

@@ -1,4 +1,5 @@
 import { onSettled } from './metrics/settled.js';
+import { systemClock } from './shared/clock.js';
 
 /**
  * A handler's own threshold: milliseconds after which one of its calls counts as stuck, or `false`
@@ -64,7 +65,7 @@ export class StuckWorkDetector {
     const work: Running = {
       handler,
       stuckAfterMs,
-      startedAt: performance.now(),
+      startedAt: systemClock.now(),
       // Unref'd: a stuck call must not keep a process alive that is otherwise done.
       timer: setTimeout(
         () => this.onStuck({ handler, runningMs: this.runningMs(work), stuckAfterMs }),
@@ -112,6 +113,6 @@ export class StuckWorkDetector {
   }
 
   private runningMs(work: Running): number {
-    return performance.now() - work.startedAt;
+    return systemClock.now() - work.startedAt;
   }
 }
