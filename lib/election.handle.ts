@@ -305,10 +305,13 @@ export class ElectionHandle {
 
   /**
    * Asks the leader of this election, wherever it runs, to drain and hand over to `to` (without it,
-   * to any other replica). Resolves once the request is recorded in the store.
+   * to any other replica). Resolves with the request once it is recorded in the store, or with
+   * undefined when the store shows `to` already leading (nothing recorded).
    */
-  async requestHandover(options: Omit<HandoverRequestOptions, 'requesterLeaderships'> = {}): Promise<void> {
-    await this.elector.requestHandover(options);
+  requestHandover(
+    options: Omit<HandoverRequestOptions, 'requesterLeaderships'> = {},
+  ): Promise<HandoverRequest | undefined> {
+    return this.elector.requestHandover(options);
   }
 
   status(): LeaderElectionStatus {

@@ -24,7 +24,7 @@ import { instrumentLeaseStore } from './metrics/instrumented.store.js';
 import { type Meter, resolveMetrics } from './metrics/otel-api.js';
 import { errorMessage } from './shared/errors.js';
 import { SpreadBalancer } from './spread.balancer.js';
-import type { LeaderStateEntry } from './stores/lease-store.js';
+import type { HandoverRequest, LeaderStateEntry } from './stores/lease-store.js';
 
 export type { LeaderElectionState, LeaderElectionStatus, LeadershipTerm } from './election.handle.js';
 export { ElectionHandle } from './election.handle.js';
@@ -111,9 +111,11 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   /**
    * Asks the current leader of an election — on whichever replica it runs — to drain its leader-only
    * work for that election, release, and let `to` (or, without it, any other replica) lead. Resolves
-   * once the request is recorded in the store; rejects when nobody leads it. Callable on any replica.
+   * with the request once it is recorded in the store, or with undefined when the store shows `to`
+   * already leading (nothing to hand over); rejects when nobody leads it. Callable on any replica:
+   * the store decides, not this replica's view of the leader, which may lag.
    */
-  requestHandover(request: HandoverRequestInput = {}): Promise<void> {
+  requestHandover(request: HandoverRequestInput = {}): Promise<HandoverRequest | undefined> {
     const { election, ...options } = request;
     return this.election(election).requestHandover(options);
   }

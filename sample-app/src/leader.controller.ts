@@ -11,7 +11,7 @@ import {
   ServiceUnavailableException,
   Sse,
 } from '@nestjs/common';
-import { LeaderElectionService, NoLeaderError } from 'nestjs-leader-election';
+import { type HandoverRequest, LeaderElectionService, NoLeaderError } from 'nestjs-leader-election';
 import { map, type Observable } from 'rxjs';
 import { parseHandoverBody } from './handover.request.js';
 import { LeadershipFeed } from './leadership.feed.js';
@@ -52,21 +52,20 @@ export class LeaderController {
    * work and hand over to `to` (without it: to any other replica). Any replica takes the request:
    * it is recorded in the lease store, where the leader reads it at its next renewal. 202 once
    * recorded (the move itself follows within a renew interval plus the drain); 409 when nobody
-   * leads the election; 400 for an unknown election or a bad body.
+   * leads the election or the store shows `to` already leading it; 400 for an unknown election or a
+   * bad body.
    */
   @Post('handover')
   @HttpCode(HttpStatus.ACCEPTED)
   async handover(@Body() body: unknown): Promise<HandoverAccepted> {
     const { election: name, to, reason } = parseHandoverBody(body, this.election.elections);
     const election = this.election.election(name);
-    // This replica's view may lag (it may just have handed the election over): the store decides
-    // whether anyone leads, below; only a known leader is checked here.
+    // This replica's view may lag (another replica may have taken the election since its last poll):
+    // the store decides whether anyone leads and whether `to` already does.
     const from = election.leaderId ?? null;
-    if (to !== undefined && to === from) {
-      throw new ConflictException(`${to} already leads "${election.election}": nothing to hand over`);
-    }
+    let recorded: HandoverRequest | undefined;
     try {
-      await this.election.requestHandover({
+      recorded = await this.election.requestHandover({
         election: election.election,
         to,
         reason: reason ?? `POST /leader/handover on ${this.election.identity}`,
@@ -78,6 +77,7 @@ export class LeaderController {
       if (error instanceof NoLeaderError) throw this.nobodyLeads(election.election);
       throw new ServiceUnavailableException(`the handover request could not be recorded: ${message}`);
     }
+    if (!recorded) throw new ConflictException(`${to} already leads "${election.election}": nothing to hand over`);
     return { election: election.election, from, to: to ?? null, requestedBy: this.election.identity };
   }
 

@@ -130,9 +130,13 @@ describe('several elections per app', () => {
     const target = services.find((s) => s !== reportsHolder) as LeaderElectionService;
     const asker = services.find((s) => s !== reportsHolder && s !== target) as LeaderElectionService;
     const askedAt = Date.now();
-    await asker.requestHandover({ election: 'reports', to: target.identity });
+    const recorded = await asker.requestHandover({ election: 'reports', to: target.identity });
+    expect(recorded).toMatchObject({ election: 'reports', to: target.identity, requestedBy: asker.identity });
     await waitFor('target leads reports', () => target.election('reports').isLeader(), RENEW_MS + RETRY_MS + SLACK_MS);
     expect(Date.now() - askedAt).toBeLessThan(RENEW_MS + RETRY_MS + SLACK_MS);
+    // Asked again, the store shows the target leading: nothing is recorded, whatever the asker's own
+    // view of the leader (it may still name the old holder).
+    await expect(asker.requestHandover({ election: 'reports', to: target.identity })).resolves.toBeUndefined();
     // The target now leads 2, the old holder 0: spread moves the target's OTHER election, never reports.
     await waitFor('balance around the pinned election', () => balanced(services), 20 * RETRY_MS + SLACK_MS);
     expect(target.election('reports').isLeader()).toBe(true);
