@@ -53,7 +53,7 @@ describe('chaos: crash and pause', () => {
       const first = await s.waitForLeader();
       await sleep(3_000);
       const leader = s.instance(first.id);
-      const stopAt = leader.signal('SIGSTOP');
+      const { sentAt: stopAt, frozenAt } = await leader.freeze();
       const next = await s.waitForTerm(
         'a takeover while the leader is frozen',
         stopAt,
@@ -92,9 +92,9 @@ describe('chaos: crash and pause', () => {
       // After resuming: no leader-only side effect, no new execution; its term ended late but
       // the checker capped it at its deadline, long before the new term began.
       const mine = entries.filter((e) => 'id' in e && e.id === leader.id);
-      expect(mine.filter((e) => e.t === 'step' && e.at >= stopAt)).toEqual([]);
-      expect(mine.filter((e) => e.t === 'exec' && e.start >= stopAt)).toEqual([]);
-      expect(mine.filter((e) => e.t === 'term' && e.at >= stopAt)).toEqual([]);
+      expect(mine.filter((e) => e.t === 'step' && e.at > frozenAt)).toEqual([]);
+      expect(mine.filter((e) => e.t === 'exec' && e.start > frozenAt)).toEqual([]);
+      expect(mine.filter((e) => e.t === 'term' && e.at > frozenAt)).toEqual([]);
       const end = mine.find((e) => e.t === 'end' && e.term === first.term);
       expect(end).toMatchObject({ reason: expect.stringMatching(/deadline|no longer ours/) });
       expect((end as { at: number }).at).toBeGreaterThanOrEqual(resumeAt);

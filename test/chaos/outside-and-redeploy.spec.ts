@@ -233,7 +233,7 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       const holder = s.instance(first.id);
       // A frozen holder (a stuck node, a paused VM) still counts as acting until its deadline: the
       // ledger judges it by its proxy's evidence, so a new leader starting too early is an overlap.
-      const stopAt = holder.signal('SIGSTOP');
+      const { sentAt: stopAt, frozenAt } = await holder.freeze();
       for (const p of old.filter((p) => p !== holder)) p.signal('SIGKILL');
       const { fresh, readyAt } = await redeploy(s);
       const next = await s.waitForTerm('a leader of the new deployment', stopAt, FAILOVER_BOUND_MS + 10_000, holder.id);
@@ -269,9 +269,9 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expectOldLeaseRespected(evidence, failover, readyAt);
       // After resuming: no leader-only work, no new term; its old term ended at or after the resume.
       const mine = entries.filter((e) => 'id' in e && e.id === holder.id);
-      expect(mine.filter((e) => e.t === 'step' && e.at >= stopAt)).toEqual([]);
-      expect(mine.filter((e) => e.t === 'exec' && e.start >= stopAt)).toEqual([]);
-      expect(mine.filter((e) => e.t === 'term' && e.at >= stopAt)).toEqual([]);
+      expect(mine.filter((e) => e.t === 'step' && e.at > frozenAt)).toEqual([]);
+      expect(mine.filter((e) => e.t === 'exec' && e.start > frozenAt)).toEqual([]);
+      expect(mine.filter((e) => e.t === 'term' && e.at > frozenAt)).toEqual([]);
       const end = mine.find((e) => e.t === 'end' && e.term === first.term);
       expect((end as { at: number }).at).toBeGreaterThanOrEqual(resumeAt);
       expect(summary.report.longestGapMs(Math.max(stopAt, readyAt), until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
