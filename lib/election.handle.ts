@@ -72,6 +72,11 @@ export class ElectionHandle {
   private readonly leaderOnlyHandlers = new Set<string>();
   /** Made when the module or a handler sets a `stuckAfterMs`. */
   private stuckWork?: StuckWorkDetector;
+  /**
+   * @internal Counts changes of this instance's view of the election (elected, revoked, a new
+   * leader, stepping down or back): a skipped `@LeaderOnly` handler logs once per change.
+   */
+  changes = 0;
 
   constructor(
     private readonly context: HandleContext,
@@ -79,6 +84,9 @@ export class ElectionHandle {
   ) {
     if (context.options.stuckAfterMs !== undefined) this.stuckWork = this.newStuckWorkDetector();
     this.elector = createElector(this);
+    this.elector.events$.subscribe((event) => {
+      if (event.type !== 'renewed') this.changes += 1;
+    });
     this.isLeader$ = defer(() =>
       merge(
         this.elector.events$.pipe(filter((event) => event.type === 'elected' || event.type === 'revoked')),
@@ -401,6 +409,7 @@ export class ElectionHandle {
   private setSteppingDown(value: boolean): void {
     if (this.steppingDown === value) return;
     this.steppingDown = value;
+    this.changes += 1;
     this.steppingDownChanges.next();
   }
 

@@ -95,14 +95,20 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   }
 
   /**
-   * A call made while not leading: counted, refused with a 503 on a route, otherwise logged (the
-   * line is formatted only when debug logging is on: a follower skips every tick) and skipped.
+   * A call made while not leading: counted, refused with a 503 on a route, otherwise skipped and
+   * logged at debug level once per change of the election's state. A follower skips every tick:
+   * repeats are counted, not logged, so the hot path does not even ask Nest's logger (whose
+   * level check scans its level list: half a skip's cost on some hosts).
    */
   private skip(handle: ElectionHandle, site: LeaderOnlySite, guard: LeaderOnlyGuard): unknown {
     handle.countSkipped(site.label);
     if (site.isRoute()) throw guard.notLeaderException(handle);
-    if (debugLogging()) {
-      this.logger.debug(messages.jobSkipped(site.label, handle.election, handle.isSteppingDown));
+    if (site.skipLoggedFor !== handle || site.skipLoggedAt !== handle.changes) {
+      site.skipLoggedFor = handle;
+      site.skipLoggedAt = handle.changes;
+      if (debugLogging()) {
+        this.logger.debug(messages.jobSkipped(site.label, handle.election, handle.isSteppingDown));
+      }
     }
     return site.isAsync || site.tick ? Promise.resolve(undefined) : undefined;
   }

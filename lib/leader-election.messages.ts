@@ -215,7 +215,7 @@ export const messages = {
     `${option} is not a known option (known: ${known.join(', ')})`,
   notLeader: (election: string) => `This instance is not the leader of "${election}"; retry later.`,
   jobSkipped: (target: string, election: string, steppingDown: boolean) =>
-    `skipped ${target}: ${steppingDown ? 'stepping down as leader' : 'not the leader'} of "${election}"`,
+    `skipped ${target}: ${steppingDown ? 'stepping down as leader' : 'not the leader'} of "${election}" (further skips are counted, not logged, until its leadership changes)`,
   refusedNonHttp: (type: string, election: string) =>
     `refused a ${type} call: not the leader of "${election}" (answered with the transport's Forbidden error)`,
   unbound: (target: string) =>

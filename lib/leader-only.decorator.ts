@@ -15,7 +15,8 @@ import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from './stuck-wor
  *
  * - Jobs (`@Cron`, `@Interval`, `@Timeout`, or any provider method): on a follower — or on a
  *   leader that is shutting down — the call is skipped: it returns `undefined` (a promise of
- *   undefined for an `async` method) and logs one debug line; it never throws, retries or waits.
+ *   undefined for an `async` method); it never throws, retries or waits. The first skip after each
+ *   change of leadership logs one debug line; repeats are counted (metrics), not logged.
  *   Calls on the leader are tracked, so shutdown waits for them (up to `shutdownTimeoutMs`)
  *   before releasing the lease.
  * - Routes (`@Get`, `@Post`, …): adds {@link LeaderOnlyGuard}, so followers answer 503 before the
@@ -76,6 +77,8 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
             { label, missed: resolved.missed, cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper) }
           : undefined,
       isRoute: () => (routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper)),
+      skipLoggedFor: undefined,
+      skipLoggedAt: -1,
     };
     // Route-ness is read at the first call that needs it, not here: @Get() may be applied after
     // us, onto the wrapper. By then every decorator has run, so it is read once.
@@ -153,6 +156,9 @@ export interface LeaderOnlySite {
   tick?: LeaderOnlyTick;
   /** Whether the method is an HTTP route (read once, at the first call that asks). */
   isRoute(): boolean;
+  /** The election handle and its change count at the last logged skip: repeats are not logged. */
+  skipLoggedFor: object | undefined;
+  skipLoggedAt: number;
 }
 
 /** @internal What an application's explorer attaches to each instance that has `@LeaderOnly` methods. */

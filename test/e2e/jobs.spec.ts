@@ -131,20 +131,33 @@ describe('@LeaderOnly jobs with @nestjs/schedule, several apps over one store', 
     ).toEqual(['boot-inner', 'boot-outer']);
   });
 
-  it('skips a call on a follower: returns undefined (a promise of it for async methods), one debug line, never throws', async () => {
+  it('skips a call on a follower: returns undefined (a promise of it for async methods), never throws; one debug line per leadership change, repeats counted', async () => {
     const store = new RecordingStore();
     const logger = new CaptureLogger();
-    const [leader, follower] = await start(store, ['app-a', 'app-b'], {}, logger);
+    const [leader, follower, third] = await start(store, ['app-a', 'app-b', 'app-c'], {}, logger);
+    const skipLines = () => logger.matching('debug', /^skipped SlowJob\.run: not the leader of "e2e" \(further skips/);
     const skipped = follower.get(SlowJob).run(1);
     expect(skipped).toBeInstanceOf(Promise);
     await expect(skipped).resolves.toBeUndefined();
     expect(follower.get(Jobs).tickOuter()).toBeUndefined();
     expect(follower.get(SlowJob).events).toEqual([]);
-    expect(logger.matching('debug', /^skipped SlowJob\.run: not the leader of "e2e"$/)).toHaveLength(1);
-    expect(
-      logger.matching('debug', /^skipped Jobs\.tickOuter: not the leader of "e2e"$/).length,
-    ).toBeGreaterThanOrEqual(1);
-    await expect(leader.get(SlowJob).run(1)).resolves.toBe('done');
+    expect(skipLines()).toHaveLength(1);
+    expect(logger.matching('debug', /^skipped Jobs\.tickOuter: not the leader of "e2e"/).length).toBeGreaterThanOrEqual(
+      1,
+    );
+    // Repeats are skipped the same way (and counted: metrics.spec), but not logged again.
+    const service = follower.get(LeaderElectionService);
+    for (let i = 0; i < 5; i++) await expect(follower.get(SlowJob).run(1)).resolves.toBeUndefined();
+    expect(skipLines()).toHaveLength(1);
+    // The follower's view changes (a handover to the third app): its next skip is logged again, once.
+    await leader.get(LeaderElectionService).requestHandover({ to: 'app-c' });
+    await waitFor(
+      'app-c to lead and app-b to see it',
+      () => electionOf(third).isLeader() && service.leaderId === 'app-c',
+    );
+    for (let i = 0; i < 3; i++) await follower.get(SlowJob).run(1);
+    expect(skipLines()).toHaveLength(2);
+    await expect(third.get(SlowJob).run(1)).resolves.toBe('done');
   });
 
   it('app.close() on the leader waits for a running job, then releases; a follower leads at once (pushed)', async () => {
