@@ -131,7 +131,7 @@ describe('@LeaderOnly jobs with @nestjs/schedule, several apps over one store', 
     ).toEqual(['boot-inner', 'boot-outer']);
   });
 
-  it('skips a call on a follower: returns undefined (a promise of it for async methods), never throws; one debug line per leadership change, repeats counted', async () => {
+  it('skips a call on a follower: returns undefined (a promise of it for async methods), never throws; one debug line per leadership change, repeats not logged', async () => {
     const store = new RecordingStore();
     const logger = new CaptureLogger();
     const [leader, follower, third] = await start(store, ['app-a', 'app-b', 'app-c'], {}, logger);
