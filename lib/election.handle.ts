@@ -13,7 +13,7 @@ import {
 import type { ElectorHealth, ElectorStatus, LeadershipEvent } from './election/elector.js';
 import type { HandoverRequestOptions } from './election/elector.types.js';
 import type { ElectorTimings } from './election/elector-options.js';
-import { InFlightTracker } from './in-flight.tracker.js';
+import { type IdleWait, InFlightTracker } from './in-flight.tracker.js';
 import type { ResolvedLeaderElectionOptions } from './interfaces/leader-election-options.interface.js';
 import type { LeaderElector } from './interfaces/leader-elector.interface.js';
 import { ABORT_GRACE_MS } from './leader-election.constants.js';
@@ -22,7 +22,7 @@ import { ElectionMetrics } from './metrics/election.metrics.js';
 import type { StoreCallSink } from './metrics/instrumented.store.js';
 import type { Meter } from './metrics/otel-api.js';
 import { onSettled } from './metrics/settled.js';
-import { systemClock } from './shared/clock.js';
+import { type ClockSource, systemClock } from './shared/clock.js';
 import { errorMessage } from './shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from './stores/lease-store.js';
 import { type StuckAfter, type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
@@ -45,6 +45,25 @@ export interface LeadershipTerm {
 export interface HandleContext {
   options: ResolvedLeaderElectionOptions;
   logger: Logger;
+  /**
+   * Times drains, stuck work and how long a lease was held without acting (a test's, e.g. the
+   * simulation's fake clock). Default: the system clock, with a plain timer for the drain.
+   */
+  clock?: ClockSource;
+}
+
+/**
+ * A step-down this handle started, for the one term it applies to: a new term starts clean, so
+ * an abandoned handover (its term ended mid-drain) never keeps a later term from acting.
+ */
+interface StepDown {
+  term: number;
+  /** When it started, on the handle's clock: health bounds how long the lease may be held meanwhile. */
+  since: number;
+  /** A handover drain (lasts up to shutdownTimeoutMs) rather than a resignation (immediate). */
+  drains: boolean;
+  /** The term has ended and the handover's grace and release are under way. */
+  releasing: boolean;
 }
 
 /**
@@ -65,7 +84,13 @@ export class ElectionHandle {
   /** Running leadership-hook handlers (queue pumps): they get a grace after the abort. */
   private readonly hookCalls = new InFlightTracker();
   private readonly steppingDownChanges = new Subject<void>();
-  private steppingDown = false;
+  /** The handover or resignation under way, for its term only (see {@link StepDown}). */
+  private stepDown?: StepDown;
+  /** When shutdown started (handle clock): stepping down for good, whatever the term. */
+  private shutdownSince?: number;
+  /** resignWhenStuck: the last term we resigned for stuck work (at most once per term). */
+  private resignedTerm?: number;
+  private readonly clock: ClockSource;
   private stopping?: Promise<void>;
   private metrics?: ElectionMetrics;
   /** `@LeaderOnly` handlers known so far: their counters start at 0 once metrics exist. */
@@ -82,10 +107,16 @@ export class ElectionHandle {
     private readonly context: HandleContext,
     createElector: (handle: ElectionHandle) => LeaderElector,
   ) {
+    this.clock = context.clock ?? systemClock;
     if (context.options.stuckAfterMs !== undefined) this.stuckWork = this.newStuckWorkDetector();
     this.elector = createElector(this);
+    // First subscriber: what it changes is seen by every later one (isLeader$, the hooks).
     this.elector.events$.subscribe((event) => {
       if (event.type !== 'renewed') this.changes += 1;
+      const step = this.stepDown;
+      // No flag outlives its term (the release phase of a handover comes after the revoke).
+      if (event.type === 'revoked' && step && !step.releasing && step.term === event.term) this.stepDown = undefined;
+      if (event.type === 'elected') this.resignIfStillStuck();
     });
     this.isLeader$ = defer(() =>
       merge(
@@ -138,12 +169,22 @@ export class ElectionHandle {
 
   /** True while this instance holds the lease (before its deadline) and is not stepping down. */
   isLeader(): boolean {
-    return !this.steppingDown && this.elector.isLeader();
+    if (!this.elector.isLeader() || this.shutdownSince !== undefined) return false;
+    const step = this.stepDown;
+    return step === undefined || step.term !== this.elector.term;
   }
 
-  /** True from the start of shutdown or of an honoured handover: no new leader-only work starts. */
+  /**
+   * True from the start of shutdown (for good), or of an honoured handover or a resignation for
+   * stuck work until that term's release: no new leader-only work starts. Derived from the term
+   * it was started for, so it never applies to a later term.
+   */
   get isSteppingDown(): boolean {
-    return this.steppingDown;
+    if (this.shutdownSince !== undefined) return true;
+    const step = this.stepDown;
+    if (!step) return false;
+    const term = this.elector.term;
+    return term === undefined ? step.releasing : step.term === term;
   }
 
   /**
@@ -322,18 +363,60 @@ export class ElectionHandle {
     return this.elector.requestHandover(options);
   }
 
+  /** `state` is `stepping-down` whenever the lease is held without acting, so it agrees with `isLeader`. */
   status(): LeaderElectionStatus {
     const status = this.elector.status();
-    const stepping = this.steppingDown && status.state !== 'stopped';
-    return { ...status, isLeader: this.isLeader(), state: stepping ? 'stepping-down' : status.state };
+    const isLeader = this.isLeader();
+    const stepping = status.state !== 'stopped' && (this.isSteppingDown || (status.isLeader && !isLeader));
+    return { ...status, isLeader, state: stepping ? 'stepping-down' : status.state };
   }
 
-  /** Unhealthy when the store refuses us, fails past the renew deadline, the elector is not running, or work is stuck. */
+  /**
+   * Unhealthy when the store refuses us, fails past the renew deadline, the elector is not running,
+   * work is stuck, or the lease is held without acting beyond what a step-down takes ({@link notActing}).
+   */
   health(): ElectorHealth {
     const health = this.elector.health();
-    const stuck = health.healthy ? this.stuckWork?.oldestStuck() : undefined;
-    if (!stuck) return health;
-    return { healthy: false, reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, stuck.stuckAfterMs) };
+    if (!health.healthy) return health;
+    const stuck = this.stuckWork?.oldestStuck();
+    if (stuck) {
+      return { healthy: false, reason: messages.unhealthyStuck(stuck.handler, stuck.runningMs, stuck.stuckAfterMs) };
+    }
+    const notActing = this.notActing();
+    return notActing === undefined ? health : { healthy: false, reason: notActing };
+  }
+
+  /**
+   * Rule (health tells the truth): a replica whose elector holds the lease either acts as leader
+   * (`isLeader()`), or is stepping down for that very term within the step-down's bound — a
+   * handover or shutdown drain: shutdownTimeoutMs + renewIntervalMs from its start (the drain waits
+   * shutdownTimeoutMs at most, then the term ends at once; one renew interval of slack for a loaded
+   * event loop); a resignation: renewIntervalMs. Anything else — no step-down under way for this
+   * term, or one past its bound — is a lease held by a replica that does no leader work, which only
+   * health can reveal: the reason says so. Read at call time, so a probe sees it at once.
+   */
+  private notActing(): string | undefined {
+    if (!this.elector.isLeader() || this.isLeader()) return undefined;
+    const term = this.elector.term;
+    const { shutdownTimeoutMs } = this.context.options;
+    const { renewIntervalMs } = this.elector.timings;
+    const step = this.stepDown;
+    let what: string;
+    let since: number;
+    let boundMs = renewIntervalMs;
+    if (this.shutdownSince !== undefined) {
+      [what, since] = [messages.notActingShutdown, this.shutdownSince];
+      boundMs += shutdownTimeoutMs;
+    } else if (step && step.term === term) {
+      [what, since] = [step.drains ? messages.notActingHandover : messages.notActingResign, step.since];
+      if (step.drains) boundMs += shutdownTimeoutMs;
+    } else {
+      return messages.unhealthyNotActing(term, messages.notActingUnexplained);
+    }
+    const forMs = this.clock.now() - since;
+    return forMs > boundMs
+      ? messages.unhealthyNotActing(term, messages.notActingOverdue(what, forMs, boundMs))
+      : undefined;
   }
 
   /** @internal Before the first acquire: metrics (when an SDK records), then the first attempt. */
@@ -349,13 +432,23 @@ export class ElectionHandle {
   /** @internal The elector's handover hooks: drain this election's work, as shutdown does, then go on. */
   readonly handoverHooks = {
     beforeStepDown: async (request: HandoverRequest) => {
-      this.setSteppingDown(true);
-      await this.drain(messages.handoverDrainWaiting(this.election, request.id));
+      const { term } = request;
+      // Its term already ended: nothing to drain for it (the elector abandons the handover).
+      if (this.elector.term !== term) return;
+      const signal = this.elector.signal;
+      this.setStepDown({ term, since: this.clock.now(), drains: true, releasing: false });
+      // Ends with the term too: a drain past it hands nothing over and only delays the next term.
+      await this.drain(messages.handoverDrainWaiting(this.election, request.id), signal);
     },
-    beforeRelease: async () => {
-      await this.graceAfterAbort();
-      // Now a follower like any other (unless the app is shutting down meanwhile).
-      if (!this.stopping) this.setSteppingDown(false);
+    beforeRelease: async (request: HandoverRequest) => {
+      const step: StepDown = { term: request.term, since: this.clock.now(), drains: false, releasing: true };
+      this.setStepDown(step);
+      try {
+        await this.graceAfterAbort();
+      } finally {
+        // Now a follower like any other.
+        if (this.stepDown === step) this.setStepDown(undefined);
+      }
     },
   };
 
@@ -372,7 +465,8 @@ export class ElectionHandle {
 
   private async drainAndStop(): Promise<void> {
     // 1. Stop starting leader-only work: new ticks are skipped, the guard answers 503.
-    this.setSteppingDown(true);
+    this.shutdownSince = this.clock.now();
+    this.notifySteppingDown();
     // 2. Let running calls finish while the lease is still ours, up to shutdownTimeoutMs.
     await this.drain(messages.drainWaiting(this.election, this.inFlight.size, this.context.options.shutdownTimeoutMs));
     // 3. End the term (signal aborts), give what still runs a short grace to notice, then release.
@@ -384,13 +478,13 @@ export class ElectionHandle {
     }
   }
 
-  /** Waits for running leader-only calls, up to shutdownTimeoutMs, while the lease is still ours. */
-  private async drain(waiting: string): Promise<void> {
+  /** Waits for running leader-only calls, up to shutdownTimeoutMs (or `signal`), while the lease is still ours. */
+  private async drain(waiting: string, signal?: AbortSignal): Promise<void> {
     const { shutdownTimeoutMs } = this.context.options;
     if (this.inFlight.size === 0) return;
     this.context.logger.log(waiting);
-    const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);
-    if (stillRunning > 0) {
+    const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs, this.idleWait(signal));
+    if (stillRunning > 0 && !signal?.aborted) {
       this.context.logger.warn(messages.drainTimedOut(this.election, stillRunning, shutdownTimeoutMs, this.graceMs()));
     }
   }
@@ -398,7 +492,11 @@ export class ElectionHandle {
   /** After the term's signal aborted: what still runs gets a short grace to notice, then the release. */
   private async graceAfterAbort(): Promise<void> {
     const graceMs = this.graceMs();
-    const [calls, hooks] = await Promise.all([this.inFlight.whenIdle(graceMs), this.hookCalls.whenIdle(graceMs)]);
+    const wait = this.idleWait();
+    const [calls, hooks] = await Promise.all([
+      this.inFlight.whenIdle(graceMs, wait),
+      this.hookCalls.whenIdle(graceMs, wait),
+    ]);
     if (calls + hooks > 0) this.context.logger.warn(messages.stillRunningAtRelease(this.election, calls + hooks));
   }
 
@@ -406,24 +504,62 @@ export class ElectionHandle {
     return Math.min(ABORT_GRACE_MS, this.context.options.shutdownTimeoutMs);
   }
 
-  private setSteppingDown(value: boolean): void {
-    if (this.steppingDown === value) return;
-    this.steppingDown = value;
+  /** A drain's wait: on the context's clock when one was given, else on a plain timer. */
+  private idleWait(signal?: AbortSignal): IdleWait {
+    const { clock } = this.context;
+    return { ...(signal ? { signal } : {}), ...(clock ? { clock } : {}) };
+  }
+
+  private setStepDown(step: StepDown | undefined): void {
+    if (this.stepDown === step) return;
+    this.stepDown = step;
+    this.notifySteppingDown();
+  }
+
+  private notifySteppingDown(): void {
     this.changes += 1;
     this.steppingDownChanges.next();
   }
 
   private newStuckWorkDetector(): StuckWorkDetector {
-    return new StuckWorkDetector(this.context.options.stuckAfterMs, (work) => this.onStuck(work));
+    return new StuckWorkDetector(this.context.options.stuckAfterMs, (work) => this.onStuck(work), this.clock);
   }
 
   private onStuck(work: StuckWork): void {
-    const { resignWhenStuck } = this.context.options;
+    this.context.logger.warn(messages.stuckWork(this.election, work.handler, work.runningMs, work.stuckAfterMs));
+    this.resignForStuck(work.handler, false);
+  }
+
+  /** resignWhenStuck: a term won while work of an earlier one is still stuck is given up too. */
+  private resignIfStillStuck(): void {
+    if (!this.context.options.resignWhenStuck) return;
+    const stuck = this.stuckWork?.oldestStuck();
+    if (stuck) this.resignForStuck(stuck.handler, true);
+  }
+
+  /**
+   * Rule (resignWhenStuck): a leader whose work is stuck does not keep the lease. It resigns when
+   * the work becomes stuck, and again in every later term it wins while that work is still stuck —
+   * at most once per term — so leadership does not settle on a replica whose work cannot end.
+   * Not while stepping down already (the drain ends the term anyway). No new work starts from here.
+   */
+  private resignForStuck(handler: string, again: boolean): void {
+    if (!this.context.options.resignWhenStuck) return;
+    const term = this.elector.term;
+    if (term === undefined || term === this.resignedTerm || this.isSteppingDown) return;
+    this.resignedTerm = term;
+    this.setStepDown({ term, since: this.clock.now(), drains: false, releasing: false });
     const { logger } = this.context;
-    logger.warn(messages.stuckWork(this.election, work.handler, work.runningMs, work.stuckAfterMs));
-    if (!resignWhenStuck || !this.elector.isLeader() || this.steppingDown) return;
-    logger.warn(messages.resigningStuck(this.election, work.handler));
-    this.elector.resign().catch((error: unknown) => logger.error(errorMessage(error)));
+    logger.warn(
+      again
+        ? messages.resigningStuckAgain(this.election, handler, term)
+        : messages.resigningStuck(this.election, handler),
+    );
+    // Not from inside the elector's own 'elected' event: let it finish becoming leader first.
+    queueMicrotask(() => {
+      if (this.elector.term !== term) return;
+      this.elector.resign().catch((error: unknown) => logger.error(errorMessage(error)));
+    });
   }
 }
 

@@ -1,3 +1,5 @@
+import type { ClockSource, ClockTimer } from './shared/clock.js';
+
 /**
  * Counts leader-only work that is running, so shutdown can wait for it before releasing the
  * lease. One tracker per application: apps sharing a process never wait for each other's calls.
@@ -39,21 +41,31 @@ export class InFlightTracker {
     return result;
   }
 
-  /** Resolves with the number still running: 0 once idle, or whatever is left after `timeoutMs`. */
-  whenIdle(timeoutMs: number): Promise<number> {
+  /**
+   * Resolves with the number still running: 0 once idle, or whatever is left after `timeoutMs`, or
+   * when `signal` aborts (a handover's drain ends with its term: nothing is left to hand over).
+   * `clock` (a test's) times the wait; without it a plain timer does.
+   */
+  whenIdle(timeoutMs: number, { signal, clock }: IdleWait = {}): Promise<number> {
     if (this.running === 0) return Promise.resolve(0);
+    if (signal?.aborted) return Promise.resolve(this.running);
     return new Promise((resolve) => {
+      const finish = (left: number) => {
+        if (clock) clock.clearTimeout(timer);
+        else clearTimeout(timer as NodeJS.Timeout);
+        this.idleWaiters.delete(onIdle);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(left);
+      };
+      const onIdle = () => finish(0);
+      const onAbort = () => finish(this.running);
       // A plain (ref'd) timer on purpose: it is bounded and cleared, and it keeps a process whose
       // only remaining work is this drain alive until the drain ends.
-      const timer = setTimeout(() => {
-        this.idleWaiters.delete(onIdle);
-        resolve(this.running);
-      }, timeoutMs);
-      const onIdle = () => {
-        clearTimeout(timer);
-        resolve(0);
-      };
+      const timer: ClockTimer = clock
+        ? clock.setTimeout(() => finish(this.running), timeoutMs)
+        : setTimeout(() => finish(this.running), timeoutMs);
       this.idleWaiters.add(onIdle);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -65,6 +77,12 @@ export class InFlightTracker {
     this.idleWaiters.clear();
     for (const waiter of waiters) waiter();
   }
+}
+
+/** How {@link InFlightTracker.whenIdle} may end early, and on which clock it waits. */
+export interface IdleWait {
+  signal?: AbortSignal;
+  clock?: ClockSource;
 }
 
 const NO_ARGS: readonly unknown[] = Object.freeze([]);

@@ -301,6 +301,17 @@ export const messages = {
     `${method}(name, fn): name must be a non-empty string (the handler label of metrics and stuck-work reports) followed by the function to run (got ${JSON.stringify(name)})`,
   resigningStuck: (election: string, handler: string) =>
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
+  resigningStuckAgain: (election: string, handler: string, term: number) =>
+    `leader election "${election}": won term ${term} while ${handler} is still stuck; resigning again (resignWhenStuck: at most once per term)`,
+  // ---- Health: a lease held without acting (lib/election.handle.ts `notActing`) ------------------
+  unhealthyNotActing: (term: number | undefined, why: string) =>
+    `holds the lease${term === undefined ? '' : ` (term ${term})`} but does not act as leader: ${why}`,
+  notActingOverdue: (what: string, forMs: number, boundMs: number) =>
+    `${what} has lasted ${Math.round(forMs)} ms, longer than its bound (${boundMs} ms)`,
+  notActingUnexplained: 'no handover drain, resignation or shutdown is under way for this term',
+  notActingShutdown: 'the shutdown drain',
+  notActingHandover: 'the handover drain',
+  notActingResign: 'the resignation',
 
   // ---- Leader state, store side (issue 16: lib/stores/**) ---------------------------------------
   state: {

@@ -1,5 +1,5 @@
 import { onSettled } from './metrics/settled.js';
-import { systemClock } from './shared/clock.js';
+import { type ClockSource, type ClockTimer, systemClock } from './shared/clock.js';
 
 /**
  * A handler's own threshold: milliseconds after which one of its calls counts as stuck, or `false`
@@ -28,7 +28,7 @@ interface Running {
   handler: string;
   stuckAfterMs: number;
   startedAt: number;
-  timer: ReturnType<typeof setTimeout>;
+  timer: ClockTimer;
 }
 
 /**
@@ -49,6 +49,8 @@ export class StuckWorkDetector {
   constructor(
     private readonly defaultStuckAfterMs: number | undefined,
     private readonly onStuck: (work: StuckWork) => void,
+    /** A test's clock (the simulation's); the system clock's timers are unref'd. */
+    private readonly clock: ClockSource = systemClock,
   ) {}
 
   /** Records `handler`'s own threshold (undefined: the module's); a watched handler is listed at once. */
@@ -65,16 +67,16 @@ export class StuckWorkDetector {
     const work: Running = {
       handler,
       stuckAfterMs,
-      startedAt: systemClock.now(),
-      // Unref'd: a stuck call must not keep a process alive that is otherwise done.
-      timer: setTimeout(
+      startedAt: this.clock.now(),
+      // Unref'd (systemClock): a stuck call must not keep a process alive that is otherwise done.
+      timer: this.clock.setTimeout(
         () => this.onStuck({ handler, runningMs: this.runningMs(work), stuckAfterMs }),
         stuckAfterMs,
-      ).unref(),
+      ),
     };
     this.running.add(work);
     return onSettled(fn, () => {
-      clearTimeout(work.timer);
+      this.clock.clearTimeout(work.timer);
       this.running.delete(work);
     });
   }
@@ -113,6 +115,6 @@ export class StuckWorkDetector {
   }
 
   private runningMs(work: Running): number {
-    return systemClock.now() - work.startedAt;
+    return this.clock.now() - work.startedAt;
   }
 }

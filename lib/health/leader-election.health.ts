@@ -22,8 +22,11 @@ export class LeaderElectionHealthIndicator {
   /**
    * Up on the leader and on followers alike (a follower is a healthy replica), with the status
    * as data (every election's, when the app runs several). Down when an elector cannot do its job:
-   * the store refuses us (auth/config), has been failing for longer than the renew deadline, or the
-   * election is not running — the reason names the election when there are several.
+   * the store refuses us (auth/config), has been failing for longer than the renew deadline, the
+   * election is not running, leader work is stuck (`stuckAfterMs`), or the replica holds the lease
+   * without acting as leader beyond what a step-down takes (a handover or shutdown drain:
+   * shutdownTimeoutMs + renewIntervalMs; a resignation: renewIntervalMs; anything else at once) — a lease nobody works under is
+   * failover that never happens. The reason names the election when there are several.
    */
   isHealthy<const Key extends string>(key: Key): HealthIndicatorResult<Key> {
     const indicator = this.indicators.check(key);
