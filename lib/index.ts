@@ -70,7 +70,9 @@ export {
   NoLeaderError,
   type ReleaseOptions,
   type RenewOptions,
+  SPREAD_REASON,
   type StateCallOptions,
+  spreadRequestYields,
   TransientLeaseStoreError,
 } from './stores/lease-store.js';
 export { InMemoryLeaseStore } from './stores/memory.store.js';

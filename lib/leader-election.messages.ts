@@ -1,5 +1,9 @@
 import { sharedMessages } from './shared/messages.js';
 
+/** The form of text every store can keep (lib/shared/identity.ts `isStorableText`). */
+const STORABLE_TEXT =
+  'well-formed Unicode (no lone surrogate) without control characters (U+0000–U+001F, U+007F–U+009F)';
+
 /**
  * Every user-facing text in one place. None of them may include a connection string, account
  * key or SAS: callers pass only names, numbers and already-redacted error messages.
@@ -19,9 +23,14 @@ export const messages = {
   leaseDurationStep: (store: string, value: number, step: number) =>
     `leaseDurationMs must be a multiple of ${step} ms for ${store}; got ${value}`,
   invalidIdentity: (value: unknown) =>
-    `identity must be a non-empty string of at most 256 characters (got ${JSON.stringify(value)})`,
+    `identity must be a non-empty string of at most 256 characters, ${STORABLE_TEXT}, so every store can keep it (got ${JSON.stringify(value)})`,
   invalidAdvertise: (value: unknown) =>
-    `advertise must be a non-empty string of at most 1024 characters, e.g. the replica's internal URL (got ${typeof value === 'string' ? `${value.length} characters` : String(value)})`,
+    `advertise must be a non-empty string of at most 1024 characters, ${STORABLE_TEXT}, e.g. the replica's internal URL (got ${typeof value === 'string' ? `${value.length} characters` : String(value)})`,
+  /** The reservation a directed handover writes for a standby heir must fit the store's longest lease. */
+  standbyPollForStore: (store: string, maxLeaseMs: number, callTimeoutMs: number) =>
+    ` for ${store}: a directed handover reserves the freed lease for a standby heir for standbyPollMs × 1.15 + the call timeout (renewDeadlineMs − renewIntervalMs = ${callTimeoutMs} ms), and ${store} keeps a reservation at most as long as its longest lease (${maxLeaseMs} ms)`,
+  standbyPollNoneFits: (store: string, retryIntervalMs: number, maxLeaseMs: number, callTimeoutMs: number) =>
+    `activeFollowers: no standbyPollMs fits ${store}: a directed handover reserves the freed lease for a standby heir for standbyPollMs × 1.15 + the call timeout (renewDeadlineMs − renewIntervalMs = ${callTimeoutMs} ms), at most ${store}'s longest lease (${maxLeaseMs} ms), and standbyPollMs may not be below retryIntervalMs (${retryIntervalMs}): shorten retryIntervalMs or renewDeadlineMs − renewIntervalMs`,
   optionRange: (option: string, value: unknown, allowed: string) =>
     `${option} must be ${allowed} (got ${String(value)})`,
   standbyPollWithoutActive:
@@ -48,6 +57,12 @@ export const messages = {
     `leader election "${election}": renew failed (${message}); still leading for at most ${Math.max(0, Math.round(remainingMs))} ms`,
   releaseFailed: (election: string, message: string) =>
     `leader election "${election}": release failed (${message}); the lease will expire on its own`,
+  reservationRefused: (election: string, to: string, reserveMs: number, message: string) =>
+    `leader election "${election}": the release reserving the lease for ${JSON.stringify(to)} for ${reserveMs} ms failed (${message}); releasing without a reservation, so the election is not blocked until the lease expires (any replica, not only ${JSON.stringify(to)}, may lead next)`,
+  /** How a handover's `to` (and a release's `handoverTo`) must look: an identity every store can keep. */
+  identityForm: `a non-empty identity of at most 256 characters, ${STORABLE_TEXT}`,
+  /** How a handover's `requestedBy` must look. */
+  requestedByForm: `a string of at most 300 characters, ${STORABLE_TEXT}`,
   standbySlotFailed: (election: string, message: string) =>
     `leader election "${election}": standby slot call failed (${message}); trying again at the next standby poll`,
   watchFailed: (election: string, message: string) =>
@@ -73,6 +88,8 @@ export const messages = {
     `requestHandover(): ${option} must be ${allowed} (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 60)) : String(value)})`,
   handoverAlreadyLeads: (election: string, to: string) =>
     `leader election "${election}": handover to ${to} requested, and ${to} already leads it: nothing to do`,
+  handoverSpreadYielded: (election: string, term: number) =>
+    `leader election "${election}": spread request not recorded: a request of another kind (e.g. an operator's) is pending for term ${term}, and it stands`,
   handoverRecorded: (
     election: string,
     request: { id: string; to?: string; requestedBy: string; reason: string; term: number },
@@ -172,6 +189,8 @@ export const messages = {
       `PostgresLeaseStore: table ${table} does not exist (SQLSTATE 42P01) and createTable is false: create it with postgresLeaseTableSql()`,
     incompatibleTable: (table: string, code: string) =>
       `PostgresLeaseStore: table ${table} does not have the expected columns (SQLSTATE ${code}): compare it with postgresLeaseTableSql() or use another table name`,
+    valueRefused: (code: string) =>
+      `PostgresLeaseStore: the server refused a value the store sent (SQLSTATE ${code}, a data exception), e.g. an identity, advertise value or handover field with U+0000, which no PostgreSQL text or jsonb value can hold; sending it again would fail the same way`,
   },
   mysql: {
     authFailed: (code: string) =>

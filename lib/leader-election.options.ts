@@ -1,3 +1,4 @@
+import { checkIdentityOptions } from './election/elector-options.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
@@ -19,6 +20,8 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   if (options === null || typeof options !== 'object') {
     throw new TypeError(messages.optionNotObject('LeaderElectionModule options', options));
   }
+  // Checked here too (each elector checks again): the testing kit builds no Elector.
+  checkIdentityOptions(options.identity, options.advertise);
   const { shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS, closeStoreOnShutdown = true } = options;
   if (typeof shutdownTimeoutMs !== 'number' || !Number.isFinite(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
     throw new RangeError(messages.optionNotNonNegative('shutdownTimeoutMs', shutdownTimeoutMs));

@@ -3,6 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { ElectionHandle } from './election.handle.js';
 import { messages } from './leader-election.messages.js';
 import { errorMessage } from './shared/errors.js';
+import { SPREAD_REASON } from './stores/lease-store.js';
 
 const JITTER = 0.15;
 
@@ -17,6 +18,8 @@ const JITTER = 0.15;
  *
  * A holder that won through a directed handover publishes `pinned` for `handoverHoldMs` and
  * declines spread requests meanwhile: an operator's choice stands, the rest is balanced around it.
+ * Likewise a spread request never replaces an operator's pending request (the store refuses it,
+ * `requestHandover` resolves undefined): that is "not now", and the balancer asks again later.
  */
 export class SpreadBalancer {
   private readonly subscriptions = new Map<ElectionHandle, Subscription>();
@@ -117,7 +120,7 @@ export class SpreadBalancer {
     try {
       await best.handle.elector.requestHandover({
         to: identity,
-        reason: 'spread',
+        reason: SPREAD_REASON,
         requesterLeaderships: mine,
       });
     } catch (error) {

@@ -21,7 +21,7 @@ import type {
   LeadershipEvent,
   StopOptions,
 } from './elector.types.js';
-import type { ElectorTimings, StandbyTimings } from './elector-options.js';
+import { type ElectorTimings, handoverReserveMs, type StandbyTimings } from './elector-options.js';
 import type { FailureLog } from './failure-log.js';
 import { HandoverDesk } from './handover.js';
 import { StandbySlots, standbySlotLeaseMs } from './standby.js';
@@ -174,9 +174,7 @@ export class ElectionLoop {
    * standby followers, until a standby heir's next poll has come (it polls every `standbyPollMs`).
    */
   private get reserveMs(): number {
-    const { timings, standby } = this.d;
-    if (!standby) return timings.leaseDurationMs;
-    return Math.max(timings.leaseDurationMs, Math.ceil(standby.standbyPollMs * (1 + JITTER) + this.callTimeoutMs));
+    return handoverReserveMs(this.d.timings, this.d.standby);
   }
 
   /** See {@link HandoverDesk.requestHandover}. Asking for the lease ourselves, we poll as an active follower until it comes. */

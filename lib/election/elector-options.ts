@@ -1,4 +1,5 @@
 import { messages } from '../leader-election.messages.js';
+import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 
 export interface ElectorTimings {
@@ -38,6 +39,8 @@ export const DEFAULT_HANDOVER_HOLD_MS = 300_000;
 
 /** Default `standbyPollMs`: a standby follower polls every 30 s. */
 export const DEFAULT_STANDBY_POLL_MS = 30_000;
+/** Longest `standbyPollMs`: an hour (shorter where the store's longest lease cannot hold the reservation). */
+export const MAX_STANDBY_POLL_MS = 3_600_000;
 /** Most candidate slots an election may have (`activeFollowers`). */
 export const MAX_ACTIVE_FOLLOWERS = 16;
 
@@ -72,12 +75,7 @@ export function resolveElectorOptions(
   if (typeof election !== 'string' || !ELECTION_PATTERN.test(election)) {
     throw new TypeError(messages.invalidElection(election));
   }
-  if (identity !== undefined && (typeof identity !== 'string' || identity.trim() === '' || identity.length > 256)) {
-    throw new TypeError(messages.invalidIdentity(identity));
-  }
-  if (advertise !== undefined && (typeof advertise !== 'string' || advertise === '' || advertise.length > 1024)) {
-    throw new TypeError(messages.invalidAdvertise(advertise));
-  }
+  checkIdentityOptions(identity, advertise);
   if (!Number.isInteger(handoverHoldMs) || handoverHoldMs < 0 || handoverHoldMs > 86_400_000) {
     throw new RangeError(
       messages.optionRange('handoverHoldMs', handoverHoldMs, 'whole milliseconds from 0 to 86400000'),
@@ -134,8 +132,46 @@ export function resolveElectorOptions(
       ),
     );
   }
-  const standby = resolveStandby(options.activeFollowers, options.standbyPollMs, timings.retryIntervalMs);
+  const standby = resolveStandby(options.activeFollowers, options.standbyPollMs, timings, store);
   return { election, identity, timings, handoverHoldMs, ...(standby ? { standby } : {}) };
+}
+
+/**
+ * `identity` and `advertise`, when given, as every store can keep them (see lib/shared/identity.ts):
+ * a value a store cannot carry would otherwise fail in every store call, a retry loop that never
+ * leads. Throws a TypeError naming the option and the allowed form. Also run by the module's own
+ * option check, so a Nest app fails at startup whatever builds its electors.
+ */
+export function checkIdentityOptions(identity: unknown, advertise: unknown): void {
+  if (identity !== undefined && !isValidIdentity(identity)) throw new TypeError(messages.invalidIdentity(identity));
+  if (
+    advertise !== undefined &&
+    (typeof advertise !== 'string' || advertise === '' || advertise.length > 1024 || !isStorableText(advertise))
+  ) {
+    throw new TypeError(messages.invalidAdvertise(advertise));
+  }
+}
+
+/** How long a follower's call (and a release) may take: a win must still leave time to renew. */
+export function callTimeoutMs(timings: ElectorTimings): number {
+  return timings.renewDeadlineMs - timings.renewIntervalMs;
+}
+
+/** Jitter of follower and standby polls (±15 %). */
+export const POLL_JITTER = 0.15;
+
+/**
+ * How long a directed handover keeps the freed lease for the named replica: one lease, or, with
+ * standby followers, until a standby heir's next poll has come (it polls every `standbyPollMs`
+ * ±15 %) and its acquire has had its call timeout. Never longer than the store's longest lease:
+ * {@link resolveElectorOptions} refuses timings that would need more.
+ */
+export function handoverReserveMs(timings: ElectorTimings, standby: StandbyTimings | undefined): number {
+  if (!standby) return timings.leaseDurationMs;
+  return Math.max(
+    timings.leaseDurationMs,
+    Math.ceil(standby.standbyPollMs * (1 + POLL_JITTER) + callTimeoutMs(timings)),
+  );
 }
 
 /** With `activeFollowers`: how many followers poll often, and how often the others do. */
@@ -147,8 +183,10 @@ export interface StandbyTimings {
 function resolveStandby(
   activeFollowers: number | undefined,
   standbyPollMs: number | undefined,
-  retryIntervalMs: number,
+  timings: ElectorTimings,
+  store: LeaseStore,
 ): StandbyTimings | undefined {
+  const { retryIntervalMs } = timings;
   if (activeFollowers === undefined) {
     if (standbyPollMs !== undefined) throw new TypeError(messages.standbyPollWithoutActive);
     return undefined;
@@ -158,13 +196,24 @@ function resolveStandby(
       messages.optionRange('activeFollowers', activeFollowers, `a whole number from 1 to ${MAX_ACTIVE_FOLLOWERS}`),
     );
   }
-  const pollMs = standbyPollMs ?? Math.max(DEFAULT_STANDBY_POLL_MS, retryIntervalMs);
-  if (!Number.isInteger(pollMs) || pollMs < retryIntervalMs || pollMs > 3_600_000) {
+  // The reservation for a standby heir (handoverReserveMs) must fit the store's longest lease; the
+  // 1 ms keeps its rounding up (and float error in × 1.15) from going past it.
+  const maxLeaseMs = store.limits.maxLeaseDurationMs;
+  const fits = Math.floor((maxLeaseMs - callTimeoutMs(timings) - 1) / (1 + POLL_JITTER));
+  const maxPollMs = Math.min(MAX_STANDBY_POLL_MS, fits);
+  if (maxPollMs < retryIntervalMs) {
+    throw new RangeError(messages.standbyPollNoneFits(store.name, retryIntervalMs, maxLeaseMs, callTimeoutMs(timings)));
+  }
+  // The default shortens itself to fit (Azure with 60 s leases); a value given explicitly never is.
+  const pollMs = standbyPollMs ?? Math.min(maxPollMs, Math.max(DEFAULT_STANDBY_POLL_MS, retryIntervalMs));
+  if (!Number.isInteger(pollMs) || pollMs < retryIntervalMs || pollMs > maxPollMs) {
+    const why =
+      fits < MAX_STANDBY_POLL_MS ? messages.standbyPollForStore(store.name, maxLeaseMs, callTimeoutMs(timings)) : '';
     throw new RangeError(
       messages.optionRange(
         'standbyPollMs',
         pollMs,
-        `whole milliseconds from retryIntervalMs (${retryIntervalMs}) to 3600000`,
+        `whole milliseconds from retryIntervalMs (${retryIntervalMs}) to ${maxPollMs}${why}`,
       ),
     );
   }

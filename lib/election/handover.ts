@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { messages } from '../leader-election.messages.js';
 import { errorMessage, NoLeaderError } from '../shared/errors.js';
+import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import {
   FatalLeaseStoreError,
   type HandoverRequest,
+  recordHandoverRequest,
   supportsHandover,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
@@ -60,18 +62,14 @@ export class HandoverDesk {
   /**
    * Records a handover request for the current leader's term (read from the store first, so a
    * request can never move a later leader). Resolves once the store has it; undefined when the
-   * named replica already leads. Rejects when nobody leads.
+   * named replica already leads, or when a spread request yielded to a pending request of another
+   * kind (nothing recorded). Rejects when nobody leads.
    */
   async requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
     const { store, election, identity } = this.d;
     if (!supportsHandover(store)) throw new FatalLeaseStoreError(messages.handover.unsupported(store.name));
     const { to, reason = 'operator', requestedBy = identity, requesterLeaderships } = options;
-    checkRequestOption(
-      'to',
-      to,
-      to === undefined || (typeof to === 'string' && to !== '' && to.length <= 256),
-      'a non-empty identity of at most 256 characters',
-    );
+    checkRequestOption('to', to, to === undefined || isValidIdentity(to), messages.identityForm);
     checkRequestOption(
       'reason',
       reason,
@@ -81,8 +79,8 @@ export class HandoverDesk {
     checkRequestOption(
       'requestedBy',
       requestedBy,
-      typeof requestedBy === 'string' && requestedBy.length <= 300,
-      'a string of at most 300 characters',
+      typeof requestedBy === 'string' && requestedBy.length <= 300 && isStorableText(requestedBy),
+      messages.requestedByForm,
     );
     const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
     if (!info.held || info.holder === undefined) throw new NoLeaderError(election, messages.handoverNoLeader(election));
@@ -100,7 +98,11 @@ export class HandoverDesk {
       ...(to === undefined ? {} : { to }),
       ...(requesterLeaderships === undefined ? {} : { requesterLeaderships }),
     };
-    await this.calls.call(this.callTimeoutMs, (signal) => store.requestHandover(request, { signal }));
+    // A spread request yields to a pending request of another kind (the store decides): not now.
+    if (!(await this.calls.call(this.callTimeoutMs, (signal) => recordHandoverRequest(store, request, { signal })))) {
+      this.d.logger.debug?.(messages.handoverSpreadYielded(election, request.term));
+      return undefined;
+    }
     this.d.logger.log(messages.handoverRecorded(election, request));
     // Asked of ourselves: no need to wait for the next renewal to notice.
     const term = this.term;

@@ -52,20 +52,33 @@ export class ElectorCalls {
 
   /**
    * Hand `lease` back, best effort: a failure is logged, never thrown. With `reservation`, the store
-   * keeps the freed lease for the named identity for a while (a directed handover). After {@link drain} nothing
-   * starts any more; the lease then expires by itself.
+   * keeps the freed lease for the named identity for a while (a directed handover); when that
+   * release fails for any reason (the store refuses the reservation, or the call failed), the lease
+   * is released again without one: otherwise it would block everyone, the heir included, until it
+   * expires (hours, with a long lease). A second release is always safe: it is conditional on our
+   * lease id and never touches a reservation already written. After {@link drain} nothing starts
+   * any more; the lease then expires by itself.
    */
   release(lease: Lease, reservation?: { handoverTo: string; reserveMs: number }): Promise<void> {
     if (this.closed) {
       this.logger.warn(messages.releaseAfterStop(this.election, lease.term));
       return Promise.resolve();
     }
-    const release = this.call(
-      this.callTimeoutMs,
-      (signal) => this.store.release(lease, reservation ? { signal, ...reservation } : { signal }),
-      undefined,
-      false,
-    );
+    const plain = () =>
+      this.call(this.callTimeoutMs, (signal) => this.store.release(lease, { signal }), undefined, false);
+    const release = reservation
+      ? this.call(
+          this.callTimeoutMs,
+          (signal) => this.store.release(lease, { signal, ...reservation }),
+          undefined,
+          false,
+        ).catch((raw) => {
+          const { handoverTo, reserveMs } = reservation;
+          const why = toLeaseStoreError(raw).message;
+          this.logger.warn(messages.reservationRefused(this.election, handoverTo, reserveMs, why));
+          return plain();
+        })
+      : plain();
     return track(
       this.releases,
       release.catch((raw) => this.logger.warn(messages.releaseFailed(this.election, toLeaseStoreError(raw).message))),

@@ -1,7 +1,9 @@
 import { messages } from '../leader-election.messages.js';
+import { isValidIdentity } from '../shared/identity.js';
 import {
   type HandoverRequest,
   type LeaseMeta,
+  type LeaseStoreLimits,
   MAX_HANDOVER_REQUEST_BYTES,
   MAX_LEASE_META_BYTES,
   type ReleaseOptions,
@@ -54,22 +56,36 @@ export function decodeHandoverRequest(stored: unknown): HandoverRequest | undefi
 
 /**
  * The reservation a release asks for, validated: both options or neither. Throws TypeError naming
- * the option, before anything is sent.
+ * the option, before anything is sent. A reservation is a lease held for the heir: while it lasts
+ * nobody else may lead, so a store keeps one at most as long as its longest lease
+ * (`limits.maxLeaseDurationMs`) — never longer than a crashed holder could block the election —
+ * and the elector refuses at construction any timings whose reservation would be longer.
  */
-export function releaseReservation(options: ReleaseOptions): { to: string; ms: number } | undefined {
+export function releaseReservation(
+  options: ReleaseOptions,
+  limits: Pick<LeaseStoreLimits, 'maxLeaseDurationMs'>,
+): { to: string; ms: number } | undefined {
   const { handoverTo, reserveMs } = options;
   if (handoverTo === undefined && reserveMs === undefined) return undefined;
-  if (typeof handoverTo !== 'string' || handoverTo === '' || handoverTo.length > 256) {
-    throw new TypeError(
-      messages.handover.badReleaseOption('handoverTo', 'a non-empty identity of at most 256 characters', handoverTo),
-    );
+  if (!isValidIdentity(handoverTo)) {
+    throw new TypeError(messages.handover.badReleaseOption('handoverTo', messages.identityForm, handoverTo));
   }
-  if (typeof reserveMs !== 'number' || !Number.isInteger(reserveMs) || reserveMs < 1 || reserveMs > 3_600_000) {
+  const max = maxReserveMs(limits);
+  if (typeof reserveMs !== 'number' || !Number.isInteger(reserveMs) || reserveMs < 1 || reserveMs > max) {
     throw new TypeError(
-      messages.handover.badReleaseOption('reserveMs', 'whole milliseconds from 1 to 3600000', reserveMs),
+      messages.handover.badReleaseOption(
+        'reserveMs',
+        `whole milliseconds from 1 to ${max} (the store's longest lease)`,
+        reserveMs,
+      ),
     );
   }
   return { to: handoverTo, ms: reserveMs };
+}
+
+/** The longest reservation a store keeps: its longest lease (see {@link releaseReservation}). */
+export function maxReserveMs(limits: Pick<LeaseStoreLimits, 'maxLeaseDurationMs'>): number {
+  return limits.maxLeaseDurationMs;
 }
 
 function parseStored(stored: unknown): unknown {

@@ -90,12 +90,30 @@ export interface LeaseStore {
   /**
    * Optional handover capability (declared by implementing `requestHandover`, `readHandover` and
    * `clearHandover`, and honouring `ReleaseOptions.handoverTo` and lease `meta`). Records `request`
-   * as the pending handover request of `request.election`, replacing any earlier one. Any replica
-   * may call it, leader or not, whether the lease is held or not: it never touches the lease. The
-   * request is opaque JSON to the store (at most {@link MAX_HANDOVER_REQUEST_BYTES} when encoded).
-   * Resolves once the request is durably recorded.
+   * as the pending handover request of `request.election` (one slot per election: it replaces the
+   * earlier one, but see the spread rule below). Any replica may call it, leader or not, whether
+   * the lease is held or not: it never touches the lease. The request is opaque JSON to the store
+   * (at most {@link MAX_HANDOVER_REQUEST_BYTES} when encoded) but for its `reason` and `term`, which
+   * the spread rule reads. Resolves once the request is durably recorded.
+   *
+   * A store that declares {@link LeaseStore.conditionalSpreadRequests} applies the one rule of
+   * {@link spreadRequestYields} in the same atomic operation: a spread request never replaces a
+   * pending request of another kind for its term or a later one. It then resolves `false` (nothing
+   * written); `true` or nothing means written. Any other request replaces whatever is pending (an
+   * operator's request outranks a spread request; between two operators the last one wins, and the
+   * earlier caller sees another request id when it reads the slot again).
    */
-  requestHandover?(request: HandoverRequest, options: CallOptions): Promise<void>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: stores written against Promise<void> must still compile
+  requestHandover?(request: HandoverRequest, options: CallOptions): Promise<boolean | void>;
+
+  /**
+   * Declares that `requestHandover` refuses, atomically at the store, a spread request that would
+   * replace a pending non-spread request (see {@link spreadRequestYields}) and resolves `false` then.
+   * Every built-in store declares it. Without it the elector reads the pending request before
+   * writing a spread request (best effort: an operator request written between that read and the
+   * write is still replaced).
+   */
+  readonly conditionalSpreadRequests?: boolean;
 
   /** The pending handover request of `election`, or undefined. Any replica may read. */
   readHandover?(election: string, options: CallOptions): Promise<HandoverRequest | undefined>;
@@ -280,6 +298,40 @@ export function supportsHandover(store: LeaseStore): store is HandoverCapableSto
     typeof store.readHandover === 'function' &&
     typeof store.clearHandover === 'function'
   );
+}
+
+/** The `reason` of the requests a spread balancer makes (see {@link spreadRequestYields}). */
+export const SPREAD_REASON = 'spread';
+
+/**
+ * The request-slot rule every store with {@link LeaseStore.conditionalSpreadRequests} applies
+ * atomically: true when `request` (a spread request) must not replace `pending`, a request that is
+ * not a spread request, made for the same term or a later one. An operator's choice outranks a
+ * replica balancing; a request for an older term is stale and any request replaces it.
+ */
+export function spreadRequestYields(pending: HandoverRequest | undefined, request: HandoverRequest): boolean {
+  return (
+    request.reason === SPREAD_REASON &&
+    pending !== undefined &&
+    pending.reason !== SPREAD_REASON &&
+    pending.term >= request.term
+  );
+}
+
+/**
+ * Records `request` as the elector does: true when written, false when a spread request yielded.
+ * A store that does not declare {@link LeaseStore.conditionalSpreadRequests} gets a read first,
+ * for spread requests only (best effort: the residual race is a write landing in between).
+ */
+export async function recordHandoverRequest(
+  store: HandoverCapableStore,
+  request: HandoverRequest,
+  options: CallOptions,
+): Promise<boolean> {
+  if (request.reason === SPREAD_REASON && store.conditionalSpreadRequests !== true) {
+    if (spreadRequestYields(await store.readHandover(request.election, options), request)) return false;
+  }
+  return (await store.requestHandover(request, options)) !== false;
 }
 
 /** A store that declares the leader-state capability (both methods). */

@@ -23,6 +23,7 @@ import {
   type ReleaseOptions,
   type RenewOptions,
   type StateCallOptions,
+  spreadRequestYields,
   toLeaseStoreError,
 } from './lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from './state-support.js';
@@ -55,6 +56,7 @@ export class InMemoryLeaseStore implements LeaseStore {
     maxLeaseDurationMs: Number.MAX_SAFE_INTEGER,
     reason: 'in-memory leases accept any positive duration',
   };
+  readonly conditionalSpreadRequests = true;
   private readonly slots = new Map<string, Slot>();
   private readonly watchers = new WatchFanOut();
   private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
@@ -85,7 +87,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
-    const reservation = releaseReservation(options);
+    const reservation = releaseReservation(options, this.limits);
     return this.calls.run(options.signal, async () => this.free(lease.election, lease.leaseId, reservation));
   }
 
@@ -100,10 +102,14 @@ export class InMemoryLeaseStore implements LeaseStore {
     });
   }
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+  /** Check and write in one synchronous step: nothing can land in between. */
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
     const json = encodeHandoverRequest(this.name, request);
     return this.calls.run(options.signal, async () => {
-      this.slot(request.election).handover = json;
+      const slot = this.slot(request.election);
+      if (spreadRequestYields(decodeHandoverRequest(slot.handover), request)) return false;
+      slot.handover = json;
+      return true;
     });
   }
 

@@ -135,7 +135,8 @@ export function describeHandoverConformance(name: string, t: ConformanceTarget):
         expect(await a.readHandover(election, { signal: signal() })).toEqual(first);
         expect(await b.read(election, { signal: signal() })).toEqual({ held: true, holder: 'a', term: lease.term });
         await a.renew(lease, { leaseDurationMs: durationMs, signal: signal() });
-        const second = request(election, lease.term, { reason: 'spread' });
+        // (Not a spread request: that one would yield to the pending `first`, see the request slot cases.)
+        const second = request(election, lease.term, { reason: 'maintenance' });
         await b.requestHandover(second, { signal: signal() });
         expect(await a.readHandover(election, { signal: signal() })).toEqual(second);
         // Clearing the older request (an honoured one, cleared late) keeps the newer.
@@ -303,6 +304,148 @@ export function describeHandoverConformance(name: string, t: ConformanceTarget):
         FAST_TEST_TIMEOUT_MS,
       );
     }
+
+    // Issue #24, defect 3: one request slot per election, and a replica balancing (spread) must never
+    // overwrite an operator's pending request — decided by the store, in one atomic step.
+    describe('the request slot: a spread request yields to a pending request of another kind', () => {
+      const spread = (election: string, term: number, to = 'c') =>
+        request(election, term, { to, reason: 'spread', requestedBy: to, requesterLeaderships: 0 });
+      const pending = async (store: HandoverCapableStore, election: string) =>
+        (await store.readHandover(election, { signal: signal() }))?.id;
+
+      test('the store declares that it applies the rule (conditionalSpreadRequests)', async () => {
+        expect((await newStore()).conditionalSpreadRequests).toBe(true);
+      });
+
+      test.concurrent(
+        'an operator request pending for the term: a spread request is refused (false) and the operator’s stays',
+        async () => {
+          const election = electionName('slot-op');
+          const [a, b, c] = [await newStore(), await newStore(), await newStore()];
+          const lease = await acquireOk(a, election, 'a');
+          const operator = request(election, lease.term, { to: 'b' });
+          expect(await b.requestHandover(operator, { signal: signal() })).not.toBe(false);
+          expect(await c.requestHandover(spread(election, lease.term), { signal: signal() })).toBe(false);
+          expect(await a.readHandover(election, { signal: signal() })).toEqual(operator);
+          // A spread requester that read an older term is stale too: still refused.
+          expect(await c.requestHandover(spread(election, lease.term - 1), { signal: signal() })).toBe(false);
+          // An undirected operator request (any reason but spread) is just as protected.
+          const undirected = request(election, lease.term, { reason: 'maintenance' });
+          expect(await b.requestHandover(undirected, { signal: signal() })).not.toBe(false);
+          expect(await c.requestHandover(spread(election, lease.term), { signal: signal() })).toBe(false);
+          expect(await pending(a, election)).toBe(undirected.id);
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+
+      test.concurrent(
+        'a spread request pending: an operator request replaces it; so does a later spread request',
+        async () => {
+          const election = electionName('slot-spread');
+          const [a, b, c] = [await newStore(), await newStore(), await newStore()];
+          const lease = await acquireOk(a, election, 'a');
+          const first = spread(election, lease.term);
+          expect(await c.requestHandover(first, { signal: signal() })).not.toBe(false);
+          const second = spread(election, lease.term, 'd');
+          expect(await c.requestHandover(second, { signal: signal() })).not.toBe(false);
+          expect(await pending(a, election)).toBe(second.id);
+          const operator = request(election, lease.term, { to: 'b' });
+          expect(await b.requestHandover(operator, { signal: signal() })).not.toBe(false);
+          expect(await a.readHandover(election, { signal: signal() })).toEqual(operator);
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+
+      test.concurrent(
+        'operator over operator: the last one is pending, and the earlier caller sees another id on a re-read',
+        async () => {
+          const election = electionName('slot-ops');
+          const [a, b] = [await newStore(), await newStore()];
+          const lease = await acquireOk(a, election, 'a');
+          const first = request(election, lease.term, { to: 'b' });
+          const second = request(election, lease.term, { to: 'c' });
+          expect(await a.requestHandover(first, { signal: signal() })).not.toBe(false);
+          expect(await b.requestHandover(second, { signal: signal() })).not.toBe(false);
+          expect(await pending(a, election)).toBe(second.id);
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+
+      test.concurrent(
+        'an operator request for an older term is stale: a spread request for the current term replaces it',
+        async () => {
+          const election = electionName('slot-stale');
+          const [a, b, c] = [await newStore(), await newStore(), await newStore()];
+          const old = await acquireOk(a, election, 'a');
+          expect(await b.requestHandover(request(election, old.term, { to: 'b' }), { signal: signal() })).not.toBe(
+            false,
+          );
+          await a.release(old, { signal: signal() });
+          const current = await acquireOk(b, election, 'b');
+          expect(current.term).toBeGreaterThan(old.term);
+          const fresh = spread(election, current.term);
+          expect(await c.requestHandover(fresh, { signal: signal() })).not.toBe(false);
+          expect(await a.readHandover(election, { signal: signal() })).toEqual(fresh);
+          // The slot of an election never won (no lease row yet) takes a spread request too.
+          const never = electionName('slot-never');
+          const first = spread(never, 0);
+          expect(await c.requestHandover(first, { signal: signal() })).not.toBe(false);
+          expect(await pending(a, never)).toBe(first.id);
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+
+      test.concurrent(
+        'racing spread requests never displace an operator request, whichever lands first',
+        async () => {
+          const election = electionName('slot-race');
+          const [a, b, c] = [await newStore(), await newStore(), await newStore()];
+          const lease = await acquireOk(a, election, 'a');
+          for (let round = 0; round < 3; round += 1) {
+            const operator = request(election, lease.term, { to: 'b' });
+            const calls = Array.from({ length: 8 }, (_, i) =>
+              [a, b, c][i % 3]?.requestHandover(spread(election, lease.term, `s${i}`), { signal: signal() }),
+            );
+            calls.splice(4, 0, b.requestHandover(operator, { signal: signal() }));
+            await Promise.all(calls);
+            // Spread first: the operator's replaced it; operator first: every later spread was refused.
+            expect(await pending(c, election)).toBe(operator.id);
+            await a.clearHandover(election, operator.id, { signal: signal() });
+          }
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+    });
+
+    // Issue 24, defect 2: a reservation may last as long as the store's longest lease (24 h on the
+    // SQL stores, Redis and etcd; the elector derives it from the lease), not a fixed hour; a longer
+    // one is refused before anything is sent.
+    describe('reservation length follows the longest lease', () => {
+      test.concurrent(
+        'a reservation as long as the longest lease (at most 2 h here) is kept; a longer one is refused, the lease still held',
+        async () => {
+          const election = electionName('reserve-long');
+          const [a, b] = [await newStore(), await newStore()];
+          const max = a.limits.maxLeaseDurationMs;
+          const lease = await acquireOk(a, election, 'a');
+          if (max < Number.MAX_SAFE_INTEGER) {
+            await expect(
+              a.release(lease, { signal: signal(), handoverTo: 'b', reserveMs: max + 1 }),
+            ).rejects.toBeInstanceOf(TypeError);
+            expect(await a.read(election, { signal: signal() })).toMatchObject({ held: true, holder: 'a' });
+          }
+          const reserveMs = Math.min(max, 2 * 3_600_000);
+          await a.release(lease, { signal: signal(), handoverTo: 'b', reserveMs });
+          const refused = await a.acquire({ election, identity: 'c', leaseDurationMs: durationMs, signal: signal() });
+          expect(refused).toMatchObject({ acquired: false, reservedFor: 'b' });
+          if (!refused.acquired && refused.expiresInMs !== undefined) {
+            expect(refused.expiresInMs).toBeGreaterThan(reserveMs / 2);
+          }
+          await acquireOk(b, election, 'b');
+        },
+        FAST_TEST_TIMEOUT_MS,
+      );
+    });
   });
 }
 

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
-import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { FatalLeaseStoreError, type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import {
   PostgresLeaseStore,
   postgresHandoverMigrationSql,
@@ -241,6 +241,20 @@ describe('PostgresLeaseStore specifics', () => {
     const request = { election, id: 'r', term: 1, requestedBy: 'a\u0000', reason: 'operator', requestedAt: 1 };
     await expect(s.requestHandover(request, { signal: signal() })).rejects.toBeInstanceOf(TypeError);
     expect(await s.readHandover(election, { signal: signal() })).toBeUndefined();
+  });
+
+  // Issue 24, defect 6: a value the server refuses (class 22, data exception) fails the same way every
+  // time, so it is a FatalLeaseStoreError (logged as an error, health down), never a silent retry.
+  it('an identity PostgreSQL text cannot hold (U+0000: SQLSTATE 22021) is a FatalLeaseStoreError, not transient', async () => {
+    const s = store({ connection: PG_URL, table });
+    const election = `nul-id-${randomBytes(4).toString('hex')}`;
+    const acquire = s.acquire({ election, identity: 'a\u0000b', leaseDurationMs: LEASE_MS, signal: signal() });
+    await expect(acquire).rejects.toBeInstanceOf(FatalLeaseStoreError);
+    await expect(acquire).rejects.toThrow(/SQLSTATE 22021/);
+    // Nothing was taken: a valid identity acquires at once.
+    expect((await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() })).acquired).toBe(
+      true,
+    );
   });
 
   it('never closes a Pool or Client the user passed in; close() is idempotent', async () => {

@@ -1,4 +1,6 @@
 import { Elector, type ElectorOptions } from '../../lib/election/elector.js';
+import { handoverReserveMs, resolveElectorOptions } from '../../lib/election/elector-options.js';
+import { releaseReservation } from '../../lib/stores/handover-support.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
 
@@ -111,5 +113,106 @@ describe('Elector options: validation at construction', () => {
         `= ${lease - deadline} ms is too small a safety margin: it must be at least 100 ms (the larger of 100 ms and 1/5 of leaseDurationMs)`,
       );
     });
+  });
+});
+
+// Issue 24, defect 2: the reservation a directed handover writes (one lease, or with standby
+// followers standbyPollMs × 1.15 + the call timeout) must be one the store keeps: at most its
+// longest lease. Options that would need more fail here; the default standbyPollMs shortens to fit.
+describe('Elector options: the handover reservation fits the store', () => {
+  const HOUR = 3_600_000;
+  const limitsOf = (name: string, limits: LeaseStore['limits']): LeaseStore =>
+    Object.assign(new InMemoryLeaseStore(), { name, limits });
+  const serverClock = limitsOf('ServerClockStore', {
+    minLeaseDurationMs: 1_000,
+    maxLeaseDurationMs: 24 * HOUR,
+    reason: 'server-side expiry',
+  });
+  const azureLike = limitsOf('AzureLikeStore', {
+    minLeaseDurationMs: 15_000,
+    maxLeaseDurationMs: 60_000,
+    leaseDurationStepMs: 1000,
+    reason: 'leases last 15 to 60 seconds',
+  });
+  const resolve = (store: LeaseStore, options: Partial<ElectorOptions>) =>
+    resolveElectorOptions({ store, election: 'jobs', ...options });
+
+  it('a 24 h lease and an hour of standby poll are accepted where the store keeps 24 h leases', () => {
+    for (const options of [
+      { leaseDurationMs: 24 * HOUR },
+      { leaseDurationMs: 2 * HOUR, activeFollowers: 1, standbyPollMs: HOUR },
+      { activeFollowers: 1, standbyPollMs: HOUR },
+    ]) {
+      const resolved = resolve(serverClock, options);
+      expect(handoverReserveMs(resolved.timings, resolved.standby)).toBeLessThanOrEqual(24 * HOUR);
+    }
+    expect(
+      handoverReserveMs(resolve(serverClock, { activeFollowers: 1, standbyPollMs: HOUR }).timings, {
+        activeFollowers: 1,
+        standbyPollMs: HOUR,
+      }),
+    ).toBe(Math.ceil(HOUR * 1.15 + 7_500));
+  });
+
+  it('a standbyPollMs whose reservation outlasts the store’s longest lease is refused, naming the option and the range', () => {
+    // Lease 15 s: call timeout 10000 − 2500 = 7500 ms; (60000 − 7500 − 1) / 1.15 → at most 45651 ms.
+    expect(() => resolve(azureLike, { activeFollowers: 1, standbyPollMs: HOUR })).toThrow(
+      /^standbyPollMs must be whole milliseconds from retryIntervalMs \(2000\) to 45651 for AzureLikeStore: .*standbyPollMs × 1\.15 \+ the call timeout .*7500 ms.*longest lease \(60000 ms\) \(got 3600000\)$/,
+    );
+    expect(resolve(azureLike, { activeFollowers: 1, standbyPollMs: 45_651 }).standby?.standbyPollMs).toBe(45_651);
+  });
+
+  it('the default standbyPollMs (30 s) shortens to fit a store whose longest lease is short', () => {
+    // Lease 60 s, scaled timings: call timeout 40000 − 10000 = 30000 ms; (60000 − 30000 − 1) / 1.15 → 26086.
+    const resolved = resolve(azureLike, { leaseDurationMs: 60_000, activeFollowers: 1 });
+    expect(resolved.standby?.standbyPollMs).toBe(26_086);
+    expect(handoverReserveMs(resolved.timings, resolved.standby)).toBeLessThanOrEqual(60_000);
+    expect(resolve(azureLike, { activeFollowers: 1 }).standby?.standbyPollMs).toBe(30_000);
+  });
+
+  it('when no standbyPollMs fits at all, activeFollowers is refused with what to shorten', () => {
+    const options = {
+      leaseDurationMs: 60_000,
+      renewDeadlineMs: 45_000,
+      renewIntervalMs: 5_000,
+      retryIntervalMs: 40_000,
+    };
+    expect(() => resolve(azureLike, { ...options, activeFollowers: 1 })).toThrow(
+      /^activeFollowers: no standbyPollMs fits AzureLikeStore: .*shorten retryIntervalMs or renewDeadlineMs − renewIntervalMs$/,
+    );
+  });
+
+  it('property: for every timing the options accept, the reservation is one the store accepts at release', () => {
+    let seed = 24;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let accepted = 0;
+    for (const store of [serverClock, azureLike, new InMemoryLeaseStore()]) {
+      const { minLeaseDurationMs: min, maxLeaseDurationMs: max } = store.limits;
+      const top = Math.min(max, 48 * HOUR);
+      for (let i = 0; i < 2_000; i += 1) {
+        const lease = Math.round((min + random() * (top - min)) / 1000) * 1000;
+        const options: Partial<ElectorOptions> = { leaseDurationMs: lease };
+        if (random() < 0.5) options.retryIntervalMs = Math.max(1, Math.round(random() * lease));
+        if (random() < 0.7) {
+          options.activeFollowers = 1;
+          if (random() < 0.7) options.standbyPollMs = Math.round(random() * 1.2 * HOUR);
+        }
+        let resolved: ReturnType<typeof resolveElectorOptions>;
+        try {
+          resolved = resolve(store, options);
+        } catch {
+          continue;
+        }
+        accepted += 1;
+        const reserveMs = handoverReserveMs(resolved.timings, resolved.standby);
+        expect(() =>
+          releaseReservation({ signal: new AbortController().signal, handoverTo: 'b', reserveMs }, store.limits),
+        ).not.toThrow();
+      }
+    }
+    expect(accepted).toBeGreaterThan(1_000);
   });
 });

@@ -15,6 +15,7 @@ import {
   type LeaseStoreLimits,
   type ReleaseOptions,
   type RenewOptions,
+  SPREAD_REASON,
   type StateCallOptions,
   TransientLeaseStoreError,
   toLeaseStoreError,
@@ -31,7 +32,14 @@ import {
   statusOf,
   summarize,
 } from './azure-errors.js';
-import { deleteRequest, getRequest, listElectionNames, putRequest, SIDE_BLOB_SUFFIX } from './azure-handover.js';
+import {
+  deleteRequest,
+  getRequest,
+  listElectionNames,
+  putRequest,
+  putSpreadRequest,
+  SIDE_BLOB_SUFFIX,
+} from './azure-handover.js';
 import { BrokenLeases, createBlob, heldBy, leaseSeconds } from './azure-lease.js';
 import {
   holderMetadata,
@@ -192,7 +200,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
     const { signal } = options;
-    const reservation = releaseReservation(options);
+    const reservation = releaseReservation(options, this.limits);
     await this.calls.run(signal, async (step) => {
       const blob = await this.blob(lease.election);
       if (reservation) {
@@ -244,11 +252,16 @@ export class AzureBlobLeaseStore implements LeaseStore {
     });
   }
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+  readonly conditionalSpreadRequests = true;
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
     const json = encodeHandoverRequest(this.name, request);
-    await this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) =>
-      putRequest(await this.containerClient, blob, json, signal),
-    );
+    return this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) => {
+      const container = await this.containerClient;
+      if (request.reason === SPREAD_REASON) return putSpreadRequest(container, blob, request, json, signal);
+      await putRequest(container, blob, json, signal);
+      return true;
+    });
   }
 
   readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {

@@ -1,7 +1,7 @@
-import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import type { BlobRequestConditions, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
 import { decodeHandoverRequest } from '../handover-support.js';
-import type { HandoverRequest } from '../lease-store.js';
-import { codeOf, isMissing, statusOf } from './azure-errors.js';
+import { type HandoverRequest, spreadRequestYields } from '../lease-store.js';
+import { codeOf, isAlreadyThere, isMissing, statusOf } from './azure-errors.js';
 import { readAll } from './azure-state.js';
 
 // Handover requests of AzureBlobLeaseStore live in a side blob beside the lease blob,
@@ -12,17 +12,22 @@ import { readAll } from './azure-state.js';
 
 export const SIDE_BLOB_SUFFIX = '~handover';
 
-/** Records `json` as the pending request, replacing any (one Put Blob; the container made if missing). */
+/**
+ * Records `json` as the pending request, replacing any (one Put Blob; the container made if
+ * missing), or only the version `conditions` name.
+ */
 export async function putRequest(
   container: ContainerClient,
   blob: BlockBlobClient,
   json: string,
   abortSignal: AbortSignal,
+  conditions?: BlobRequestConditions,
 ): Promise<void> {
   const upload = () =>
     blob.upload(json, Buffer.byteLength(json), {
       abortSignal,
       blobHTTPHeaders: { blobContentType: 'application/json' },
+      ...(conditions && { conditions }),
     });
   try {
     await upload();
@@ -33,6 +38,32 @@ export async function putRequest(
   // createIfNotExists takes the "already exists" answer of a lost creation race as success.
   await container.createIfNotExists({ abortSignal });
   await upload();
+}
+
+/**
+ * A spread request under the slot rule ({@link spreadRequestYields}): read the pending request, then
+ * put only over the version read (ifMatch its ETag; ifNoneMatch * while there is none). A write
+ * landing in between fails the condition, and the rule is judged again on what it wrote.
+ * → true written, false refused.
+ */
+export async function putSpreadRequest(
+  container: ContainerClient,
+  blob: BlockBlobClient,
+  request: HandoverRequest,
+  json: string,
+  abortSignal: AbortSignal,
+): Promise<boolean> {
+  for (;;) {
+    const current = await getRequest(blob, abortSignal);
+    if (spreadRequestYields(current?.request, request)) return false;
+    const conditions = current?.etag === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.etag };
+    try {
+      await putRequest(container, blob, json, abortSignal, conditions);
+      return true;
+    } catch (error) {
+      if (!isAlreadyThere(error)) throw error;
+    }
+  }
 }
 
 /** The pending request and the ETag of the version it was read from; undefined when there is none. */

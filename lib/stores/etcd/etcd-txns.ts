@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { ComparatorBuilder, Etcd3, IKeyValue, IRequestOp, IResponseOp } from 'etcd3';
-import { decodeLeaseMeta } from '../handover-support.js';
-import type { AcquireResult, Lease, LeaseInfo, LeaseMeta } from '../lease-store.js';
+import { decodeHandoverRequest, decodeLeaseMeta } from '../handover-support.js';
+import {
+  type AcquireResult,
+  type HandoverRequest,
+  type Lease,
+  type LeaseInfo,
+  type LeaseMeta,
+  spreadRequestYields,
+} from '../lease-store.js';
+import type { Step } from '../store-support.js';
 import { remainingTtl } from './etcd-leases.js';
 
 /**
@@ -170,6 +178,35 @@ export function releaseToTxn(
 export function putMetaTxn(etcd: Etcd3, keys: EtcdKeys, lease: Lease, kv: IKeyValue, meta: string): ComparatorBuilder {
   const value = JSON.stringify({ ...parse(kv), meta: JSON.parse(meta) });
   return ifOurs(etcd, keys, lease).then(etcd.put(keys.lease(lease.election)).value(value).lease(lease.leaseId));
+}
+
+/**
+ * A spread request under the slot rule ({@link spreadRequestYields}): read the pending request,
+ * then put only if the key is still the version read (its mod revision; 0 while absent). A write
+ * landing in between fails the compare, and the rule is judged again on what it wrote.
+ * → true written, false refused.
+ */
+export async function putSpreadRequest(
+  etcd: Etcd3,
+  key: string,
+  request: HandoverRequest,
+  json: string,
+  options: () => { deadline: Date },
+  step: Step,
+): Promise<boolean> {
+  for (;;) {
+    const kv = (await etcd.get(key).options(options()).exec()).kvs[0];
+    if (spreadRequestYields(kv ? decodeHandoverRequest(kv.value.toString()) : undefined, request)) return false;
+    step();
+    const put = etcd.put(key).value(json);
+    const txn = await etcd
+      .if(key, 'Mod', '==', kv ? kv.mod_revision : 0)
+      .then(put)
+      .options(options())
+      .commit();
+    if (txn.succeeded) return true;
+    step();
+  }
 }
 
 /** The meta a lease key holds, as the JSON the encoder would write (to skip a write that changes nothing). */

@@ -23,6 +23,7 @@ import {
   type LeaseWatch,
   type ReleaseOptions,
   type RenewOptions,
+  SPREAD_REASON,
   type StateCallOptions,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
@@ -37,6 +38,7 @@ import {
   lastTerm,
   newEtcdLeaseId,
   putMetaTxn,
+  putSpreadRequest,
   readSnapshot,
   refusal,
   releaseToTxn,
@@ -192,7 +194,7 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
-    const reservation = releaseReservation(options);
+    const reservation = releaseReservation(options, this.limits);
     throwIfAborted(options.signal);
     if (!LEASE_ID.test(lease.leaseId)) return;
     // One write: revoking our etcd lease deletes the key only if it is still attached to it (ours:
@@ -215,10 +217,17 @@ export class EtcdLeaseStore implements LeaseStore {
     return reservedFor === undefined ? { held: false, term } : { held: false, term, reservedFor };
   }
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+  readonly conditionalSpreadRequests = true;
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
     const json = encodeHandoverRequest(STORE, request);
-    await this.calls.run(options.signal, async () => {
-      await this.getClient().put(this.keys.handover(request.election)).value(json).options(this.callOptions()).exec();
+    const key = this.keys.handover(request.election);
+    return this.calls.run(options.signal, async (step) => {
+      if (request.reason === SPREAD_REASON) {
+        return putSpreadRequest(this.getClient(), key, request, json, () => this.callOptions(), step);
+      }
+      await this.getClient().put(key).value(json).options(this.callOptions()).exec();
+      return true;
     });
   }
 

@@ -1,6 +1,7 @@
 // The SQL of MySqlLeaseStore, in one place, for MySQL 8 and MariaDB 10.5+ alike (no syntax only one of
 // them has: no ADD COLUMN IF NOT EXISTS, no `AS new` row alias, no CAST … AS JSON). The server's
 // UTC clock (`UTC_TIMESTAMP(3)`, constant within a statement) is the only time source.
+import { SPREAD_REASON } from '../lease-store.js';
 
 export const DEFAULT_TABLE = 'leader_election_leases';
 
@@ -96,8 +97,12 @@ export interface MySqlStatements extends MySqlAcquireStatements {
   writeState: string;
   /** JSON path of the key, election. */
   readState: string;
-  /** election, request JSON. */
+  /** election, request JSON (any request but a spread request: it replaces what is pending). */
   requestHandover: string;
+  /** A spread request: request JSON, election, its term → 1 affected row when written. */
+  requestSpread: string;
+  /** election, request JSON → 1 affected row when the row was missing (written), else 0. */
+  insertSpread: string;
   /** election. */
   readHandover: string;
   /** election, request id. */
@@ -175,6 +180,18 @@ export function mysqlStatements(table: string): MySqlStatements {
     // is one nobody holds.
     requestHandover: `INSERT INTO ${table} (election, holder, lease_id, term, expires_at, handover)
       VALUES (?, '', UUID(), 0, ${RELEASED}, ?) ON DUPLICATE KEY UPDATE handover = VALUES(handover)`,
+    // The slot rule (spreadRequestYields) for a spread request, judged under the row lock: an
+    // UPDATE that leaves a pending request of another kind for its term or a later one in place
+    // (0 rows), then, only when no row matched, an INSERT IGNORE for an election without a row.
+    // Two statements rather than one upsert: an upsert's affected-row count cannot tell "left in
+    // place" from "inserted" when the client sets CLIENT_FOUND_ROWS (mysql2's default).
+    requestSpread: `UPDATE ${table} SET handover = ? WHERE election = ? AND NOT COALESCE(handover IS NOT NULL
+        AND CAST(COALESCE(JSON_UNQUOTE(JSON_EXTRACT(handover, '$.reason')), '${SPREAD_REASON}') AS BINARY)
+          <> CAST('${SPREAD_REASON}' AS BINARY)
+        AND CASE WHEN JSON_TYPE(JSON_EXTRACT(handover, '$.term')) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE')
+          THEN JSON_EXTRACT(handover, '$.term') + 0 >= ? ELSE FALSE END, FALSE)`,
+    insertSpread: `INSERT IGNORE INTO ${table} (election, holder, lease_id, term, expires_at, handover)
+      VALUES (?, '', UUID(), 0, ${RELEASED}, ?)`,
     readHandover: `SELECT handover FROM ${table} WHERE election = ?`,
     // Compared as bytes: ids are case-sensitive, whatever the connection's collation.
     clearHandover: `UPDATE ${table} SET handover = NULL

@@ -20,6 +20,7 @@ import {
   type LeaseStoreLimits,
   type ReleaseOptions,
   type RenewOptions,
+  SPREAD_REASON,
   type StateCallOptions,
 } from '../lease-store.js';
 import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
@@ -188,7 +189,7 @@ export class MySqlLeaseStore implements LeaseStore {
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
-    const reservation = releaseReservation(options);
+    const reservation = releaseReservation(options, this.limits);
     const values = [lease.election, lease.leaseId, lease.term, lease.term];
     const plain = () => this.query(this.sql.release, values);
     await this.calls.run(options.signal, (step) =>
@@ -239,10 +240,22 @@ export class MySqlLeaseStore implements LeaseStore {
     return row?.entry == null ? undefined : decodeStateEntry(STORE, election, key, row.entry);
   }
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
-    const values = [request.election, encodeHandoverRequest(STORE, request)];
-    await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, () => this.query(this.sql.requestHandover, values)),
+  readonly conditionalSpreadRequests = true;
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
+    const { election, term } = request;
+    const json = encodeHandoverRequest(STORE, request);
+    return this.calls.run(options.signal, (step) =>
+      this.handoverColumns.required(step, async () => {
+        if (request.reason !== SPREAD_REASON) {
+          await this.query(this.sql.requestHandover, [election, json]);
+          return true;
+        }
+        // A new id always changes the value, so "affected" is 1 with or without CLIENT_FOUND_ROWS.
+        if (affectedRows(await this.query(this.sql.requestSpread, [json, election, term])) > 0) return true;
+        step();
+        return affectedRows(await this.query(this.sql.insertSpread, [election, json])) > 0;
+      }),
     );
   }
 

@@ -34,6 +34,11 @@ export function classifyPostgresError(
     case '42P10':
       return new FatalLeaseStoreError(messages.postgres.incompatibleTable(table, sqlState), { cause: error });
   }
+  // Class 22, data exception: the server refused a value we sent (U+0000 in text is 22021, in jsonb
+  // 22P05). Sending it again fails the same way, so it is a configuration error, not a retry.
+  if (sqlState?.startsWith('22') && /^[0-9A-Z]{5}$/.test(sqlState)) {
+    return new FatalLeaseStoreError(messages.postgres.valueRefused(sqlState), { cause: error });
+  }
   if (error instanceof Error && /^SASL|password must be a string/.test(error.message)) {
     return new FatalLeaseStoreError(messages.postgres.authFailed('SASL'), { cause: error });
   }

@@ -1,5 +1,6 @@
 // The SQL of PostgresLeaseStore, in one place. The server's clock (`clock_timestamp()`) is the only
 // time source: expiry is never judged by a client's clock.
+import { SPREAD_REASON } from '../lease-store.js';
 
 export const DEFAULT_TABLE = 'leader_election_leases';
 export const DEFAULT_SCHEMA = 'public';
@@ -82,7 +83,7 @@ export interface PostgresStatements {
   writeState: string;
   /** $1 election, $2 key → (entry) or nothing. */
   readState: string;
-  /** $1 election, $2 request JSON, $3 a fresh lease id for a row created free (term 0). */
+  /** $1 election, $2 request JSON, $3 a fresh lease id for a row created free (term 0) → (written) or nothing (refused). */
   requestHandover: string;
   /** $1 election → (handover) or nothing. */
   readHandover: string;
@@ -152,9 +153,16 @@ export function postgresStatements(table: string): PostgresStatements {
     readState: `SELECT state -> $2::text AS entry FROM ${table} WHERE election = $1`,
     // A row made here is free and was never won (term 0), as every version reads it; the lease id
     // is one nobody holds.
-    requestHandover: `INSERT INTO ${table} (election, holder, lease_id, term, expires_at, handover)
+    // The slot rule (spreadRequestYields), judged under the row lock: a spread request leaves a
+    // pending request of another kind for its term or a later one in place, and returns no row.
+    requestHandover: `INSERT INTO ${table} AS l (election, holder, lease_id, term, expires_at, handover)
         VALUES ($1, '', $3, 0, '-infinity', $2::jsonb)
-        ON CONFLICT (election) DO UPDATE SET handover = excluded.handover`,
+        ON CONFLICT (election) DO UPDATE SET handover = excluded.handover
+          WHERE NOT (excluded.handover ->> 'reason' = '${SPREAD_REASON}'
+            AND coalesce(l.handover ->> 'reason', '${SPREAD_REASON}') <> '${SPREAD_REASON}'
+            AND CASE WHEN jsonb_typeof(l.handover -> 'term') = 'number'
+              THEN (l.handover ->> 'term')::numeric >= (excluded.handover ->> 'term')::numeric ELSE false END)
+        RETURNING 1 AS written`,
     readHandover: `SELECT handover FROM ${table} WHERE election = $1`,
     clearHandover: `UPDATE ${table} SET handover = NULL WHERE election = $1 AND handover ->> 'id' = $2::text`,
     listElections: `SELECT election FROM ${table}`,

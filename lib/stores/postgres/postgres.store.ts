@@ -187,7 +187,7 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
-    const reservation = releaseReservation(options);
+    const reservation = releaseReservation(options, this.limits);
     const values = [lease.election, lease.leaseId, lease.term, this.channel];
     await this.calls.run(options.signal, (step) =>
       reservation === undefined
@@ -226,12 +226,15 @@ export class PostgresLeaseStore implements LeaseStore {
     return row?.entry == null ? undefined : decodeStateEntry(STORE, election, key, row.entry);
   }
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+  readonly conditionalSpreadRequests = true;
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
     const json = jsonb(encodeHandoverRequest(STORE, request), 'handover request');
     const values = [request.election, json, randomUUID()];
-    await this.calls.run(options.signal, (step) =>
+    const rows = await this.calls.run(options.signal, (step) =>
       this.handoverColumns.required(step, () => this.query(step, this.sql.requestHandover, values)),
     );
+    return rows.length > 0;
   }
 
   async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { decodeLeaseMeta } from '../handover-support.js';
-import type { LeaseMeta } from '../lease-store.js';
+import { type LeaseMeta, SPREAD_REASON } from '../lease-store.js';
 
 export interface Script {
   lua: string;
@@ -80,6 +80,23 @@ if ARGV[5] ~= '' then
   redis.call('SET', KEYS[2], cjson.encode({ to = ARGV[5], term = lease.term }), 'PX', ARGV[6])
 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1`);
+
+/**
+ * KEYS: handover request. ARGV: request JSON, '1' for a spread request, its term. → 1 written, 0
+ * refused. The slot rule (spreadRequestYields): a spread request leaves a pending request of another
+ * kind for its term or a later one in place; anything else replaces what is pending.
+ */
+export const REQUEST_HANDOVER = script(`
+if ARGV[2] == '1' then
+  local current = redis.call('GET', KEYS[1])
+  if current then
+    local ok, pending = pcall(cjson.decode, current)
+    if ok and type(pending) == 'table' and type(pending.reason) == 'string' and pending.reason ~= '${SPREAD_REASON}'
+      and type(pending.term) == 'number' and pending.term >= tonumber(ARGV[3]) then return 0 end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1])
 return 1`);
 
 /** KEYS: handover request. ARGV: request id. → 1 removed, 0 none or another request. */

@@ -23,7 +23,7 @@ import type {
   RenewOptions,
   StateCallOptions,
 } from '../lease-store.js';
-import { LeaseLostError } from '../lease-store.js';
+import { LeaseLostError, SPREAD_REASON } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { checkKeyPrefix, StoreCalls, serverClockLimits } from '../store-support.js';
 import { connectionOf, RedisClient, type RedisLeaseStoreOptions } from './redis-client.js';
@@ -36,6 +36,7 @@ import {
   parseValue,
   RELEASE,
   RENEW,
+  REQUEST_HANDOVER,
   type Script,
   WRITE_STATE,
 } from './redis-scripts.js';
@@ -129,7 +130,7 @@ export class RedisLeaseStore implements LeaseStore {
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
-    const reservation = releaseReservation(options);
+    const reservation = releaseReservation(options, this.limits);
     await this.run(options.signal, (client) =>
       this.releaseScript(client, lease.election, lease.leaseId, String(lease.term), reservation),
     );
@@ -149,9 +150,15 @@ export class RedisLeaseStore implements LeaseStore {
     return reservation?.term === term ? { held: false, term, reservedFor: reservation.to } : { held: false, term };
   }
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<void> {
+  readonly conditionalSpreadRequests = true;
+
+  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
     const json = encodeHandoverRequest(STORE, request);
-    await this.run(options.signal, (client) => client.set(this.handoverKey(request.election), json));
+    const args = [json, request.reason === SPREAD_REASON ? '1' : '0', request.term];
+    const reply = await this.run(options.signal, (client) =>
+      this.eval(client, REQUEST_HANDOVER, [this.handoverKey(request.election)], args),
+    );
+    return Number(reply) === 1;
   }
 
   async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
