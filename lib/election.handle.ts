@@ -269,6 +269,12 @@ export class ElectionHandle {
     return this.runLeading(handler, call);
   }
 
+  /** @internal Counts `count` ticks of once-per-tick `handler` that ran on no replica (the tick ledger found them). */
+  countTicksLost(handler: string, count: number): void {
+    const { metrics } = this;
+    if (metrics) metrics.handler(handler).ticksLost += count;
+  }
+
   /** @internal Counts a skipped call of `handler` (a follower's, or one made while stepping down). */
   countSkipped(handler: string): void {
     const { metrics } = this;

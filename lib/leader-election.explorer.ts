@@ -70,8 +70,11 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   private readonly subscriptions = new Map<ElectionHandle, Subscription>();
   /** Per election: its once-per-tick records (leader state of that election). */
   private readonly ledgers = new Map<ElectionHandle, TickLedger>();
-  /** Once-per-tick jobs by label, resolved at their first run. */
-  private readonly tickJobs = new Map<string, TickJob>();
+  /**
+   * Once-per-tick jobs by the decorated method's site (one per method, whatever its instances),
+   * never by label: two classes of one name are two jobs, and two jobs of one key fail startup.
+   */
+  private readonly tickJobs = new Map<LeaderOnlyTick, TickJob>();
   private readonly catchUps: CatchUpJob[] = [];
   private readonly electedSubscriptions: Subscription[] = [];
 
@@ -89,7 +92,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
         const { tick } = site;
         if (!tick) return handle.runLeadingCall(site.label, method, self, args);
         const call = () => Reflect.apply(method, self, args);
-        return handle.runLeading(site.label, async () => this.ledger(handle).runTick(this.tickJob(tick), call));
+        return handle.runLeading(site.label, async () => this.ledger(handle).runTick(this.tickJob(handle, tick), call));
       },
     };
   }
@@ -117,11 +120,16 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   private ledger(handle: ElectionHandle): TickLedger {
     let ledger = this.ledgers.get(handle);
     if (!ledger) {
-      ledger = new TickLedger(handle, {
-        log: (message) => this.logger.log(message),
-        warn: (message) => this.logger.warn(message),
-        debug: (message) => this.logger.debug(message),
-      });
+      ledger = new TickLedger(
+        handle,
+        {
+          log: (message) => this.logger.log(message),
+          warn: (message) => this.logger.warn(message),
+          debug: (message) => this.logger.debug(message),
+        },
+        Date.now,
+        { ticksLost: (job, count) => handle.countTicksLost(job.label, count) },
+      );
       this.ledgers.set(handle, ledger);
     }
     return ledger;
@@ -168,7 +176,8 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const { instance } = wrapper;
       if (!instance || typeof instance !== 'object' || this.known.has(instance)) continue;
       this.known.add(instance);
-      const { labels, hasLeaderOnly, hooks } = this.scan(instance, instance.constructor?.name ?? String(wrapper.name));
+      const owner = instance.constructor?.name ?? String(wrapper.name);
+      const { labels, hasLeaderOnly, hooks } = this.scan(instance, owner, wrapper.host?.name);
       if (!wrapper.isDependencyTreeStatic()) {
         // Nest creates these per request/consumer: there is no single instance to mark or call.
         for (const label of labels) this.logger.warn(messages.nonStaticProvider(label));
@@ -179,8 +188,12 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     }
   }
 
-  /** The `@LeaderOnly` and leadership-hook methods of `instance`. */
-  private scan(instance: object, owner: string): { labels: string[]; hasLeaderOnly: boolean; hooks: Hook[] } {
+  /** The `@LeaderOnly` and leadership-hook methods of `instance`, provided by `module` (if known). */
+  private scan(
+    instance: object,
+    owner: string,
+    module?: string,
+  ): { labels: string[]; hasLeaderOnly: boolean; hooks: Hook[] } {
     const found = { labels: [] as string[], hasLeaderOnly: false, hooks: [] as Hook[] };
     const prototype = Object.getPrototypeOf(instance);
     if (!prototype) return found;
@@ -193,7 +206,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const label = `${owner}.${method}`;
       found.labels.push(label);
       found.hasLeaderOnly ||= leaderOnly;
-      if (leaderOnly) this.checkDeclaration(fn, instance);
+      if (leaderOnly) this.checkDeclaration(fn, instance, messages.tickJobOwner(label, owner, module));
       for (const { kind, election, stuckAfterMs } of hooks) {
         const handle = this.handleFor(`@${HOOK_NAMES[kind]}() on ${label}`, election);
         // Only @OnElected handlers run for a term, so only they can be stuck.
@@ -206,12 +219,13 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
 
   /**
    * Startup checks of a `@LeaderOnly` method's options (every decorator has run by now), so a
-   * mistake fails `init()` naming the method; registers its catch-up.
+   * mistake fails `init()` naming the method; registers a once-per-tick job in its election's
+   * ledger (a second job of the same key fails, naming both providers) and its catch-up.
    */
-  private checkDeclaration(fn: object, instance: object): void {
+  private checkDeclaration(fn: object, instance: object, owner: string): void {
     const declared: LeaderOnlyDeclaration | undefined = Reflect.getMetadata(LEADER_ONLY_OPTIONS_METADATA, fn);
     if (!declared) return;
-    const { label, options, original } = declared;
+    const { label, options, original, tick } = declared;
     const handle = this.handleFor(`@LeaderOnly() on ${label}`, options.election);
     handle.declareLeaderOnly(label);
     handle.watchStuck(label, options.stuckAfterMs);
@@ -220,13 +234,12 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     if (!cron) throw new Error(messages.perTickWithoutCron(label));
     const store = handle.leaderStateStore();
     if (store !== true) throw new Error(messages.perTickNeedsState(label, store));
-    if (options.missed === 'catch-up') {
-      this.catchUps.push({
-        handle,
-        job: { job: tickJobName(cron, label), label, cron },
-        run: () => original.call(instance),
-      });
-    }
+    // Another instance of the same class: the same job, registered once.
+    if (!tick || this.tickJobs.has(tick)) return;
+    const job: TickJob = { job: tickJobName(cron, label), label, cron };
+    this.ledger(handle).register(job, owner);
+    this.tickJobs.set(tick, job);
+    if (options.missed === 'catch-up') this.catchUps.push({ handle, job, run: () => original.call(instance) });
   }
 
   /** The handle of `election` (default: the default election); an unknown name fails startup naming `where`. */
@@ -237,14 +250,18 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     return this.election.election(election);
   }
 
-  /** The job of a once-per-tick call, from the method's @Cron metadata (read at its first run). */
-  private tickJob(tick: LeaderOnlyTick): TickJob {
-    let job = this.tickJobs.get(tick.label);
+  /**
+   * The job of a once-per-tick call, registered at startup. A method bound without its startup
+   * check gets one at its first run, registered then (a clash fails that run).
+   */
+  private tickJob(handle: ElectionHandle, tick: LeaderOnlyTick): TickJob {
+    let job = this.tickJobs.get(tick);
     if (!job) {
       const cron = tick.cron();
       if (!cron) throw new Error(messages.perTickWithoutCron(tick.label));
       job = { job: tickJobName(cron, tick.label), label: tick.label, cron };
-      this.tickJobs.set(tick.label, job);
+      this.ledger(handle).register(job, tick.label);
+      this.tickJobs.set(tick, job);
     }
     return job;
   }

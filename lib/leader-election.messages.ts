@@ -394,6 +394,13 @@ export const messages = {
   perTickNoCronPackage: (target: string, reason: string) =>
     `@LeaderOnly({ once: 'per-tick' }) on ${target}: could not load the "cron" package (a dependency of @nestjs/schedule) to compute fire times: ${reason}`,
   tickCatchUpFailed: (job: string, reason: string) => `${job}: catch-up after election failed: ${reason}`,
+  // Issue 24, defect 4: a job's record is found by its key alone.
+  tickJobOwner: (label: string, provider: string, module: string | undefined) =>
+    module ? `${label} (provider ${provider} in ${module})` : `${label} (${provider})`,
+  tickJobKeyClash: (key: string, election: string, first: string, second: string) =>
+    `@LeaderOnly({ once: 'per-tick' }): ${second} and ${first} would both record their runs under the key "${key}" of election "${election}" and take each other's ticks. The key is the @Cron() name, else Class.method: give one of them its own schedule name, e.g. @Cron(expression, { name: 'reports.run' })`,
+  ticksLost: (job: string, count: number, first: string, last: string, moreSinceLastWarning: number) =>
+    `${job}: ${count === 1 ? `the tick of ${first} ran` : `${count} ticks (${first} to ${last}) ran`} on no replica${moreSinceLastWarning > 0 ? ` (and ${moreSinceLastWarning} more since the last warning)` : ''}: a run that starts less than min(500 ms, ¼ period) before the next fire time counts as that next tick; a failover, a paused or overloaded process or an unreachable store lose ticks too`,
 } as const;
 
 function formatSeconds(ms: number): string {

@@ -101,7 +101,7 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
       Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);
     }
     Reflect.defineMetadata(LEADER_ONLY_METADATA, true, wrapper);
-    const declared: LeaderOnlyDeclaration = { label, options: resolved, original };
+    const declared: LeaderOnlyDeclaration = { label, options: resolved, original, tick: site.tick };
     Reflect.defineMetadata(LEADER_ONLY_OPTIONS_METADATA, declared, wrapper);
     descriptor.value = wrapper as T;
     // Inert on non-route methods; on routes it refuses followers before pipes and the handler run.
@@ -137,6 +137,8 @@ export interface LeaderOnlyDeclaration {
   options: ResolvedLeaderOnlyOptions;
   /** The undecorated method, for a catch-up run the explorer starts itself. */
   original: (...args: unknown[]) => unknown;
+  /** With `once: 'per-tick'`: the object every call of this method carries, which identifies its job. */
+  tick?: LeaderOnlyTick;
 }
 
 /** @internal A once-per-tick call: its job's identity and schedule. */

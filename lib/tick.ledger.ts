@@ -26,6 +26,15 @@ const RETRY_PAUSE_MS = 50;
  */
 export const TICK_AHEAD_WARN_MS = 2 * EARLY_TOLERANCE_MS;
 
+/**
+ * Ticks that ran on no replica are reported at warn level at most this often per job (a failover
+ * of a per-second job loses a dozen at once, an overloaded process one a minute); the ones in
+ * between are counted and named in the next warning.
+ */
+export const TICKS_LOST_WARN_INTERVAL_MS = 60_000;
+/** Lost ticks are counted one by one up to this many (a per-second job down for a day lost 86,400). */
+const LOST_COUNT_CAP = 1_000;
+
 /** The election the ledger records runs in: an election handle (leader state, the current term). */
 export interface LeaderStateAccess {
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined>;
@@ -35,6 +44,14 @@ export interface LeaderStateAccess {
   readonly term: number | undefined;
   /** Aborted when the term ends (the bound of a retry). */
   readonly signal: AbortSignal;
+  /** The election's name, for messages. */
+  readonly election?: string;
+}
+
+/** What the ledger tells an observer (metrics); optional, so the ledger runs without one. */
+export interface TickLedgerEvents {
+  /** `count` ticks of `job` ran on no replica: found when the next run is recorded. */
+  ticksLost(job: TickJob, count: number): void;
 }
 
 export interface TickLedgerLogger {
@@ -58,9 +75,17 @@ export interface TickJob {
  * the work starts: a tick recorded by any leader is skipped by every other, and a stale leader's
  * record is refused by the store (then it skips too). At most once per tick, not exactly once: a
  * crash after the record drops that tick's work.
+ *
+ * A job's record is found by its key alone (`tick:` + the @Cron name, else `Class.method`), so two
+ * jobs of one election must not share a key: {@link register} refuses the second. Schedules are
+ * cached per job object, never by name.
  */
 export class TickLedger {
-  private readonly schedules = new Map<string, Promise<CronSchedule>>();
+  private readonly schedules = new WeakMap<TickJob, Promise<CronSchedule>>();
+  /** Per key, the job registered under it and who declared it (for the clash message). */
+  private readonly registered = new Map<string, { job: TickJob; owner: string }>();
+  /** Per job, the last warning of lost ticks (ledger clock) and the losses not yet warned of. */
+  private readonly losses = new Map<string, { warnedAt: number; unreported: number }>();
   /** Per job, the claim in progress: one read-compare-write at a time within this process. */
   private readonly claims = new Map<string, Promise<unknown>>();
   /** Per job, the term in which we last warned of a record ahead of our clock (once per term). */
@@ -70,7 +95,22 @@ export class TickLedger {
     private readonly state: LeaderStateAccess,
     private readonly logger: TickLedgerLogger,
     private readonly now: () => number = Date.now,
+    private readonly events?: TickLedgerEvents,
   ) {}
+
+  /**
+   * Declares `job`, run by `owner` (named in messages), before its first tick. Throws when another
+   * job of this ledger (this election) has the same key: both would read and write one record and
+   * take each other's ticks. The same job object again is fine (one method, several instances).
+   */
+  register(job: TickJob, owner: string): void {
+    const key = tickKey(job.job);
+    const known = this.registered.get(key);
+    if (known && known.job !== job) {
+      throw new Error(messages.tickJobKeyClash(key, this.state.election ?? '', known.owner, owner));
+    }
+    this.registered.set(key, { job, owner });
+  }
 
   /** Runs `call` for the tick the current time belongs to, unless that tick was recorded already. */
   async runTick(job: TickJob, call: () => unknown): Promise<unknown> {
@@ -97,12 +137,12 @@ export class TickLedger {
   }
 
   private schedule(job: TickJob): Promise<CronSchedule> {
-    let schedule = this.schedules.get(job.job);
+    let schedule = this.schedules.get(job);
     if (!schedule) {
       schedule = CronSchedule.load(job.label, job.cron);
       // A failed load (no `cron` package) is retried at the next tick, not cached.
-      schedule.catch(() => this.schedules.delete(job.job));
-      this.schedules.set(job.job, schedule);
+      schedule.catch(() => this.schedules.delete(job));
+      this.schedules.set(job, schedule);
     }
     return schedule;
   }
@@ -157,6 +197,7 @@ export class TickLedger {
         // Fenced by the store: refused once our lease is not the current one.
         writing = true;
         await this.state.writeTickRecord(fireTime, key);
+        if (typeof recorded === 'number') this.noteLost(job, schedule, recorded, fireTime);
         return true;
       } catch (error) {
         const reason = (error as Error)?.message ?? String(error);
@@ -176,6 +217,31 @@ export class TickLedger {
     }
   }
 
+  /**
+   * Ticks strictly between the previous record and the one just written ran on no replica: counted
+   * (events), and warned of at most once per TICKS_LOST_WARN_INTERVAL_MS per job.
+   */
+  private noteLost(job: TickJob, schedule: CronSchedule, previous: number, recorded: number): void {
+    const first = schedule.next(previous);
+    if (first >= recorded) return;
+    let count = 1;
+    let last = first;
+    for (let t = schedule.next(first); t < recorded && count < LOST_COUNT_CAP; t = schedule.next(t)) {
+      count += 1;
+      last = t;
+    }
+    this.events?.ticksLost(job, count);
+    const now = this.now();
+    const loss = this.losses.get(job.job);
+    if (loss && Math.abs(now - loss.warnedAt) < TICKS_LOST_WARN_INTERVAL_MS) {
+      loss.unreported += count;
+      this.logger.debug(messages.ticksLost(job.job, count, iso(first), iso(last), 0));
+      return;
+    }
+    this.losses.set(job.job, { warnedAt: now, unreported: 0 });
+    this.logger.warn(messages.ticksLost(job.job, count, iso(first), iso(last), loss?.unreported ?? 0));
+  }
+
   /** A record from a clock ahead of ours: every tick is skipped until our clock passes it. Once per term. */
   private warnIfAhead(job: TickJob, recorded: number, term: number | undefined): void {
     const now = this.now();
@@ -191,6 +257,10 @@ export class TickLedger {
       ),
     );
   }
+}
+
+function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString();
 }
 
 /** Worth another attempt within the tick: not a lost lease, a fatal store error or a bad argument. */

@@ -33,6 +33,8 @@ export interface HandlerMetrics {
   readonly attributes: Attributes;
   runs: number;
   skipped: number;
+  /** Once-per-tick jobs: ticks found to have run on no replica. */
+  ticksLost: number;
   readonly duration: Histogram;
 }
 
@@ -72,8 +74,9 @@ class HandlerCounts {
       unit: 's',
       advice: { explicitBucketBoundaries: LEADER_ONLY_BUCKETS },
     });
-    for (const key of ['leaderOnlyRuns', 'leaderOnlySkipped'] as const) {
-      const field = key === 'leaderOnlyRuns' ? 'runs' : 'skipped';
+    const fields = { leaderOnlyRuns: 'runs', leaderOnlySkipped: 'skipped', ticksLost: 'ticksLost' } as const;
+    for (const key of ['leaderOnlyRuns', 'leaderOnlySkipped', 'ticksLost'] as const) {
+      const field = fields[key];
       meter.createObservableCounter(METRIC[key], { description: DESCRIPTIONS[key] }).addCallback((result) => {
         for (const handler of this.handlers.values()) result.observe(handler[field], handler.attributes);
       });
@@ -85,7 +88,7 @@ class HandlerCounts {
     const key = `${election}\u0000${handler}`;
     let metrics = this.handlers.get(key);
     if (!metrics) {
-      metrics = { attributes: { election, handler }, runs: 0, skipped: 0, duration: this.duration };
+      metrics = { attributes: { election, handler }, runs: 0, skipped: 0, ticksLost: 0, duration: this.duration };
       this.handlers.set(key, metrics);
     }
     return metrics;

@@ -10,6 +10,7 @@ export const METRIC = {
   storeFailures: 'leader_election_store_failures',
   leaderOnlyRuns: 'leader_election_leader_only_runs',
   leaderOnlySkipped: 'leader_election_leader_only_skipped',
+  ticksLost: 'leader_election_ticks_lost',
   leaderOnlyDuration: 'leader_election_leader_only_duration_seconds',
   leaderlessSeconds: 'leader_election_leaderless_seconds',
   stuckWorkSeconds: 'leader_election_stuck_work_seconds',
@@ -42,6 +43,8 @@ export const DESCRIPTIONS: Record<keyof typeof METRIC, string> = {
   storeFailures: 'Failed lease store calls, by kind (transient, fatal, lost)',
   leaderOnlyRuns: '@LeaderOnly calls that ran on this replica',
   leaderOnlySkipped: '@LeaderOnly calls skipped because this replica was not the leader',
+  ticksLost:
+    "Fire times of a once-per-tick job that ran on no replica, counted by the leader that records the job's next run",
   leaderOnlyDuration: 'Duration of @LeaderOnly calls that ran, until their result settled',
   leaderlessSeconds: 'How long this replica has known no leader of the election (0 while one is known)',
   stuckWorkSeconds:
