@@ -243,6 +243,8 @@ export class ElectionLoop {
     this.stopController.abort(new DOMException(messages.reasonStopped, 'AbortError'));
     this.stepDown(messages.reasonStopped, false);
     this.clearTickTimer();
+    // Closed alongside the rest (the abort above already silenced it): bounded, and not in series.
+    const unwatched = this.calls.closeWatch(this.watchHandle);
     await this.inFlight?.catch(() => undefined);
     try {
       await beforeRelease?.();
@@ -250,7 +252,7 @@ export class ElectionLoop {
       if (lease && release) await this.calls.release(lease);
       await this.slots?.withdraw();
       await this.calls.drain(this.callTimeoutMs);
-      await this.watchHandle?.close().catch(() => undefined);
+      await unwatched;
       this.clearTickTimer();
       this.term?.disarm();
       this.state = 'stopped';

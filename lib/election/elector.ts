@@ -33,8 +33,9 @@
 // - resign() wins over an acquire in flight (the win is released; for 2 x retryIntervalMs from the call we
 //   only read, never acquire); stop() resolves only when nothing of the elector's is pending or will
 //   start: it waits for its own late answers at most one call timeout, for releases their own timeout,
-//   then sets no timer. A store's own give-backs (unknown outcomes above) are the store's: store.close()
-//   waits for them. -> election-loop.ts `resign`/`leave`/`stop`, store-calls.ts `drain`.
+//   for the store's watch to close at most one call timeout (alongside; a cancel may wait on a silent
+//   server), then sets no timer. A store's own give-backs (unknown outcomes above) are the store's:
+//   store.close() waits for them. -> election-loop.ts `resign`/`leave`/`stop`, store-calls.ts `drain`/`closeWatch`.
 // - Followers poll every retryIntervalMs ±15 %, and at once when a store pushes "may be free". On a
 //   store with a watch that hints when the holder's lease expires, they poll instead just after that
 //   expiry and at least every max(retryIntervalMs, leaseDurationMs) ±15 % (the watch reports releases).

@@ -1,7 +1,7 @@
 import { messages } from '../leader-election.messages.js';
 import { untilAborted } from '../shared/abort.js';
 import { type Clock, type ClockTimer, timeoutSignal } from '../shared/clock.js';
-import { type Lease, type LeaseStore, toLeaseStoreError } from '../stores/lease-store.js';
+import { type Lease, type LeaseStore, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';
 import type { ElectorLogger } from './elector.types.js';
 
 /**
@@ -83,6 +83,22 @@ export class ElectorCalls {
       this.releases,
       release.catch((raw) => this.logger.warn(messages.releaseFailed(this.election, toLeaseStoreError(raw).message))),
     );
+  }
+
+  /**
+   * For `stop()`: closes the store's watch, waiting at most one call timeout. An unwatch may wait
+   * for the server (an etcd watch cancel), which a black-holed connection never answers; the
+   * built-in stores bound it themselves, this bounds a third-party store's.
+   */
+  async closeWatch(watch: LeaseWatch | undefined): Promise<void> {
+    if (!watch) return;
+    let timer: ClockTimer | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = this.clock.setTimeout(resolve, this.callTimeoutMs);
+    });
+    const closed = (async () => watch.close())().catch(() => undefined);
+    await Promise.race([closed, bound]);
+    this.clock.clearTimeout(timer);
   }
 
   /**

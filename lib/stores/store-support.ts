@@ -29,6 +29,13 @@ import {
 /** How long close() waits for in-flight clean-ups before ending connections anyway. */
 const CLOSE_GRACE_MS = 5_000;
 
+/**
+ * A store built from {@link StoreCalls} settles `close()` within this, whatever its server does
+ * (even when it never answers on a connection that stays open): one grace for the watches and the
+ * pending clean-ups together, one for ending the connections.
+ */
+export const STORE_CLOSE_BOUND_MS = 2 * CLOSE_GRACE_MS;
+
 /** Refuses to start another request once the call's signal aborted (call it between requests). */
 export type Step = () => void;
 
@@ -121,27 +128,28 @@ export class StoreCalls {
   }
 
   /**
-   * Idempotent: stops the watches, lets pending clean-ups finish (up to {@link CLOSE_GRACE_MS}),
-   * refuses further calls, then ends the connections the store opened itself (waiting for that up
-   * to {@link CLOSE_GRACE_MS} too).
+   * Idempotent, and settles within {@link STORE_CLOSE_BOUND_MS} whatever the server does: stops
+   * the watches while pending clean-ups finish (both together up to {@link CLOSE_GRACE_MS}: an
+   * unwatch — UNLISTEN, a watch cancel, a connection's goodbye — may wait for an answer that never
+   * comes on a black-holed connection), refuses further calls, then ends the connections the store
+   * opened itself (waiting for that up to {@link CLOSE_GRACE_MS} too; a driver may wait for a reply
+   * before it lets a connection go). What is still waiting then is abandoned, never awaited.
    */
   close(steps: { stopWatching?: () => Promise<unknown>; disconnect?: () => Promise<unknown> | unknown }) {
     this.closing ??= (async () => {
-      await steps.stopWatching?.();
-      await this.settlePending();
+      await this.settlePending([Promise.resolve().then(steps.stopWatching)]);
       this.ended = true;
-      // Bounded too: a driver may wait for a reply that never comes before it lets a connection go.
       await settleWithin([Promise.resolve().then(steps.disconnect)], CLOSE_GRACE_MS);
     })();
     return this.closing;
   }
 
   /**
-   * Waits for the pending clean-ups, up to {@link CLOSE_GRACE_MS}, then abandons those still
-   * running (a store that stays usable after this gets a fresh controller for later ones).
+   * Waits for the pending clean-ups (and `alongside`), up to {@link CLOSE_GRACE_MS}, then abandons
+   * those still running (a store that stays usable after this gets a fresh controller for later ones).
    */
-  async settlePending(): Promise<void> {
-    await settleWithin([...this.pending], CLOSE_GRACE_MS);
+  async settlePending(alongside: Promise<unknown>[] = []): Promise<void> {
+    await settleWithin([...this.pending, ...alongside], CLOSE_GRACE_MS);
     this.abandoned.abort();
     this.abandoned = new AbortController();
   }

@@ -23,6 +23,7 @@ import {
 import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
 import { FaultProxy } from '../support/fault-proxy.js';
+import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describeLeaseStoreConformance } from './lease-store.conformance.js';
 import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
 
@@ -100,6 +101,24 @@ describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
     },
   };
 });
+
+describeBlackHoleStopConformance('AzureBlobLeaseStore on Azurite', () => ({
+  leaseDurationMs: LEASE_MS,
+  createBlackHoledStore: async () => {
+    const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+    const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+    const store = new AzureBlobLeaseStore({ connectionString: viaProxy, container: uniqueContainer() });
+    return {
+      store,
+      blackHole: () => proxy.set({ kind: 'blackhole' }),
+      close: async () => {
+        proxy.set({ kind: 'pass' });
+        await store.close();
+        await proxy.close();
+      },
+    };
+  },
+}));
 
 // Shared by the Azure-specific tests below (the conformance suite uses its own container).
 const container = uniqueContainer();

@@ -7,7 +7,9 @@ import { Elector } from '../../lib/election/elector.js';
 import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup/servers.js';
+import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';
+import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
@@ -54,6 +56,16 @@ describeLeaseStoreConformance('EtcdLeaseStore', () => ({
 describePushHandoverConformance('EtcdLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}push/` }),
+}));
+
+describeBlackHoleStopConformance('EtcdLeaseStore', () => ({
+  // A whole-second lease: the elector's call timeout is then 1.5 s.
+  leaseDurationMs: 3_000,
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(etcdEndpoint(), 2379),
+      (port) => new EtcdLeaseStore({ connection: `http://127.0.0.1:${port}`, keyPrefix: `${runPrefix}blackhole/` }),
+    ),
 }));
 
 describe('EtcdLeaseStore specifics', () => {
@@ -332,6 +344,36 @@ describe('EtcdLeaseStore specifics', () => {
       expect(() => new EtcdLeaseStore({ connection: good })).not.toThrow();
     }
   });
+
+  it('black-holed connection: a watch closes within the call timeout, the keep-alive redials within 10 s', async () => {
+    const {
+      store: s,
+      proxy,
+      close,
+    } = await storeBehindBlackHoleProxy(
+      portOf(etcdEndpoint(), 2379),
+      (port) => new EtcdLeaseStore({ connection: `http://127.0.0.1:${port}`, keyPrefix: prefix, callTimeoutMs: 2_000 }),
+    );
+    try {
+      const election = `blackhole-${randomBytes(4).toString('hex')}`;
+      const [first, second] = [1, 2].map(() => s.watch(election, () => undefined));
+      await s.read(election, { signal: signal() });
+      await sleep(500);
+      const dials = proxy.connections;
+      proxy.blackHole();
+      const blackHoledAt = performance.now();
+      // etcd3 waits for the server's answer to a cancel: bounded by the store's call timeout.
+      await first?.close();
+      expect(performance.now() - blackHoledAt).toBeLessThan(2_000 + 2_000);
+      // The keep-alive (6 s + 4 s) gives the silent connection up; the open watch dials again.
+      while (proxy.connections === dials && performance.now() - blackHoledAt < 20_000) await sleep(100);
+      expect(proxy.connections).toBeGreaterThan(dials);
+      expect(performance.now() - blackHoledAt).toBeLessThan(10_000 + 3_000);
+      await second?.close();
+    } finally {
+      await close();
+    }
+  }, 30_000);
 
   it('rejects a key prefix with spaces or control characters', () => {
     for (const bad of ['with space', 'tab\t', 'x'.repeat(201)]) {

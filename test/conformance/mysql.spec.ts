@@ -13,7 +13,9 @@ import {
 } from '../../lib/stores/mysql/mysql.store.js';
 import { mysqlStatements } from '../../lib/stores/mysql/mysql-sql.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
+import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
+import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
 
@@ -107,6 +109,15 @@ describeSqlHandoverUpgrade('MySqlLeaseStore', {
   migrationName: 'mysqlHandoverMigrationSql()',
   secondRunRefusedWith: 'ER_DUP_FIELDNAME',
 });
+
+describeBlackHoleStopConformance('MySqlLeaseStore', () => ({
+  leaseDurationMs: 3_000,
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(MYSQL_URL, 3306),
+      (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
+    ),
+}));
 
 describe('MySqlLeaseStore specifics', () => {
   const stores: LeaseStore[] = [];

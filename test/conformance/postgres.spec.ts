@@ -13,7 +13,9 @@ import {
 } from '../../lib/stores/postgres/postgres.store.js';
 import { postgresStatements } from '../../lib/stores/postgres/postgres-sql.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
+import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
+import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
@@ -106,6 +108,15 @@ describeSqlHandoverUpgrade('PostgresLeaseStore', {
   migrate: (name) => withClient((client) => client.query(postgresHandoverMigrationSql(name))),
   migrationName: 'postgresHandoverMigrationSql()',
 });
+
+describeBlackHoleStopConformance('PostgresLeaseStore', () => ({
+  leaseDurationMs: 3_000,
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(PG_URL, 5432),
+      (port) => new PostgresLeaseStore({ connection: withPort(PG_URL, port), table }),
+    ),
+}));
 
 describe('PostgresLeaseStore specifics', () => {
   const stores: LeaseStore[] = [];

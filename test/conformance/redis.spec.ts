@@ -8,7 +8,9 @@ import { messages } from '../../lib/leader-election.messages.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';
+import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
+import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
@@ -54,6 +56,15 @@ describeLeaseStoreConformance('RedisLeaseStore', () => ({
 describePushHandoverConformance('RedisLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}push:` }),
+}));
+
+describeBlackHoleStopConformance('RedisLeaseStore', () => ({
+  leaseDurationMs: 3_000,
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(REDIS_URL, 6379),
+      (port) => new RedisLeaseStore({ connection: withPort(REDIS_URL, port), keyPrefix: `${runPrefix}blackhole:` }),
+    ),
 }));
 
 describe('RedisLeaseStore specifics', () => {

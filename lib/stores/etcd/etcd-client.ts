@@ -14,7 +14,11 @@ export interface EtcdLeaseStoreOptions {
   client?: Etcd3;
   /**
    * Endpoint(s) (`http://host:2379`) or etcd3 options for a client the store opens (and closes in
-   * `close()`). Defaults added unless given: dial timeout 5 s, no client-side retries.
+   * `close()`). Defaults added unless given: dial timeout 5 s, no client-side retries, gRPC
+   * keep-alive (a ping every 6 s while a call or the watch is open, the connection given up 4 s
+   * after an unanswered one; override with `grpcOptions`). A client you pass as `client` gets none
+   * of these: give it a keep-alive (`grpc.keepalive_time_ms` ≥ 5000, `grpc.keepalive_timeout_ms`),
+   * or a black-holed connection is detected only by each call's deadline.
    */
   connection?: string | string[] | IOptions;
   /**
@@ -24,7 +28,10 @@ export interface EtcdLeaseStoreOptions {
    * request. Default `leader-election/`.
    */
   keyPrefix?: string;
-  /** Upper bound of one gRPC call (its deadline), besides the caller's signal. Default 10000. */
+  /**
+   * Upper bound of one gRPC call (its deadline), besides the caller's signal, and of a watch's
+   * cancel (etcd3 waits for etcd's answer to it). Default 10000.
+   */
   callTimeoutMs?: number;
 }
 
@@ -39,7 +46,25 @@ const NO_POLICY = {
     Promise.resolve().then(() => fn({ signal: signal ?? new AbortController().signal })),
 } as unknown as Policy;
 
-/** Options of the client the store opens: no client-side retries, a 5 s dial timeout. */
+/**
+ * gRPC keep-alive of the client we open. Without it a connection whose bytes stop while the socket
+ * stays open (a partition, a proxy that keeps the connection) is never given up: the watch stream
+ * stays blind and a watch cancel waits for ever. A ping every {@link KEEPALIVE_TIME_MS} after the
+ * last answer, given up {@link KEEPALIVE_TIMEOUT_MS} later: a dead connection is closed within
+ * 10 s of its last sign of life (under the default lease of 15 s), its calls fail and the watch
+ * redials. Pings only while a call is open (the watch stream is one): etcd refuses pings on an idle
+ * connection (`PermitWithoutStream` false) and pings closer than its `--grpc-keepalive-min-time`
+ * (5 s by default); either way it answers GOAWAY too_many_pings after 3 of them.
+ */
+const KEEPALIVE_TIME_MS = 6_000;
+const KEEPALIVE_TIMEOUT_MS = 4_000;
+const KEEPALIVE = {
+  'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
+  'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
+  'grpc.keepalive_permit_without_calls': 0,
+};
+
+/** Options of the client the store opens: no client-side retries, a 5 s dial timeout, keep-alive. */
 function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
   const config = typeof connection === 'string' || Array.isArray(connection) ? { hosts: connection } : connection;
   const hosts = config?.hosts;
@@ -54,6 +79,7 @@ function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
   return {
     dialTimeout: 5_000,
     ...config,
+    grpcOptions: { ...KEEPALIVE, ...config.grpcOptions },
     faultHandling: { host: () => NO_POLICY, global: NO_POLICY, ...config.faultHandling },
   };
 }

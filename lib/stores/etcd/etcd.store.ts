@@ -91,10 +91,7 @@ export class EtcdLeaseStore implements LeaseStore {
   private readonly keys: EtcdKeys;
   private readonly callTimeoutMs: number;
   private readonly etcd: EtcdClient;
-  private readonly watches = new EtcdDeleteWatches(
-    () => this.getClient(),
-    () => this.warmUp(),
-  );
+  private readonly watches: EtcdDeleteWatches;
   private warmedUp = false;
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
@@ -114,6 +111,11 @@ export class EtcdLeaseStore implements LeaseStore {
     this.keys = new EtcdKeys(prefix);
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.etcd = new EtcdClient(this.calls, options);
+    this.watches = new EtcdDeleteWatches(
+      () => this.getClient(),
+      () => this.warmUp(),
+      this.callTimeoutMs,
+    );
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
