@@ -36,10 +36,15 @@ export abstract class TcpForwarder {
       socket.on('error', () => undefined);
       socket.on('close', () => {
         this.sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
+        this.closed(client, upstream);
       });
     }
     this.forward(client, upstream);
+  }
+
+  /** One side closed: close the other at once. A subclass holding bytes may close it after delivering them. */
+  protected closed(client: Socket, upstream: Socket): void {
+    client.destroy();
+    upstream.destroy();
   }
 }
