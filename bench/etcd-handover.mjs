@@ -76,9 +76,9 @@ async function replica() {
   const { Injectable, Module } = await import('@nestjs/common');
   const { NestFactory } = await import('@nestjs/core');
   const { Interval, ScheduleModule } = await import('@nestjs/schedule');
-  const { LeaderElectionModule } = await import('../lib/leader-election.module.js');
-  const { LeaderElectionService } = await import('../lib/leader-election.service.js');
-  const { LeaderOnly } = await import('../lib/leader-only.decorator.js');
+  const { LeaderElectionModule } = await import('../lib/nest/leader-election.module.js');
+  const { LeaderElectionService } = await import('../lib/nest/leader-election.service.js');
+  const { LeaderOnly } = await import('../lib/nest/decorators/leader-only.decorator.js');
   const { EtcdLeaseStore } = await import('../lib/etcd.js');
   const env = process.env;
   const out = (/** @type {string} */ type, /** @type {Record<string, unknown>} */ extra = {}) =>

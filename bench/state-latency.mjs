@@ -42,7 +42,7 @@ if (!process.env.STATE_BENCH_CHILD) {
 const { startServers, ALL_STORES } = await import('./lib/servers.mjs');
 const { summarize, round } = await import('./lib/stats.mjs');
 const { makeStore } = await import('./apps/stores.js');
-const { InMemoryLeaseStore } = await import('../lib/stores/memory.store.js');
+const { InMemoryLeaseStore } = await import('../lib/stores/memory/memory.store.js');
 const { supportsState } = await import('../lib/stores/lease-store.js');
 
 /** @type {string[]} */

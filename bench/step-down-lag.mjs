@@ -34,7 +34,7 @@ if (!process.env.STEP_DOWN_BENCH_CHILD) {
 }
 
 const { Elector } = await import('../lib/election/elector.js');
-const { InMemoryLeaseStore } = await import('../lib/stores/memory.store.js');
+const { InMemoryLeaseStore } = await import('../lib/stores/memory/memory.store.js');
 const { TransientLeaseStoreError } = await import('../lib/stores/lease-store.js');
 const { summarize, round } = await import('./lib/stats.mjs');
 

@@ -21,11 +21,11 @@ export type {
   LeaderElectionNames,
   LeaderElectionSharedOptions,
   LeaderOnlyGuardOptions,
-} from './interfaces/leader-election-options.interface.js';
-export { LEADER_ELECTION_MODULE_OPTIONS } from './leader-election.constants.js';
+} from './nest/interfaces/leader-election-options.interface.js';
+export { LEADER_ELECTION_MODULE_OPTIONS } from './nest/leader-election.constants.js';
 // Nest integration
-export { LeaderElectionModule } from './leader-election.module.js';
-export type { LeaderElectionOptionsFactory } from './leader-election.module-definition.js';
+export { LeaderElectionModule } from './nest/leader-election.module.js';
+export type { LeaderElectionOptionsFactory } from './nest/leader-election.module-definition.js';
 export {
   ElectionHandle,
   type HandoverRequestInput,
@@ -33,11 +33,11 @@ export {
   type LeaderElectionState,
   type LeaderElectionStatus,
   type LeadershipTerm,
-} from './leader-election.service.js';
-export { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
-export { LeaderOnly, type LeaderOnlyOptions } from './leader-only.decorator.js';
-export { NotLeaderException, type NotLeaderResponseBody } from './leader-only.exception.js';
-export { LeaderOnlyGuard } from './leader-only.guard.js';
+} from './nest/leader-election.service.js';
+export { InjectLeaderElectionOptions } from './nest/leader-election-options.decorator.js';
+export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
+export { NotLeaderException, type NotLeaderResponseBody } from './nest/leader-only.exception.js';
+export { LeaderOnlyGuard } from './nest/leader-only.guard.js';
 export {
   type ElectedHookEvent,
   type LeaderChangedHookEvent,
@@ -45,7 +45,7 @@ export {
   OnLeaderChanged,
   OnRevoked,
   type RevokedHookEvent,
-} from './leadership-hooks.decorator.js';
+} from './nest/decorators/leadership-hooks.decorator.js';
 // Public `Clock`: `wallNow` optional (0.1.0 clocks have none); the elector fills it with Date.now().
 export type { ClockSource as Clock } from './shared/clock.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';
@@ -75,4 +75,4 @@ export {
   spreadRequestYields,
   TransientLeaseStoreError,
 } from './stores/lease-store.js';
-export { InMemoryLeaseStore } from './stores/memory.store.js';
+export { InMemoryLeaseStore } from './stores/memory/memory.store.js';

@@ -15,8 +15,8 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { LeaderElectionModule } from '../../lib/leader-election.module.js';
-import { LeaderElectionService } from '../../lib/leader-election.service.js';
+import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { CountingStore, emit, makeStore, timingsFromEnv } from './stores.js';
 
 const identity = process.env.IDENTITY ?? `replica-${process.pid}`;

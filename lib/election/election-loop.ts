@@ -1,5 +1,5 @@
 import type { Subject } from 'rxjs';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import {
   type HandoverRequest,

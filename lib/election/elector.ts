@@ -52,7 +52,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { type Clock, systemClock, withWallClock } from '../shared/clock.js';
 import {
   checkUserStateKey,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { errorMessage, NoLeaderError } from '../shared/errors.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import { type Lease, type LeaseStore, toLeaseStoreError } from '../stores/lease-store.js';
 import type { ElectorLogger } from './elector.types.js';

@@ -1,4 +1,4 @@
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { untilAborted } from '../shared/abort.js';
 import { type Clock, type ClockTimer, timeoutSignal } from '../shared/clock.js';
 import { type Lease, type LeaseStore, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';

@@ -1,4 +1,4 @@
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import type { Lease } from '../stores/lease-store.js';
 

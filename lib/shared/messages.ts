@@ -1,5 +1,5 @@
 /**
- * The texts of the shared layer (clock, abort). The root `leader-election.messages.ts` spreads them
+ * The texts of the shared layer (clock, abort). `lib/messages/leader-election.messages.ts` spreads them
  * into its `messages`, so every text is still found there; they live here so shared/ imports nothing
  * above it.
  */

@@ -1,4 +1,4 @@
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { FatalLeaseStoreError } from '../shared/errors.js';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { messages } from '../leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { settleWithin, throwIfAborted, untilAborted } from '../shared/abort.js';
 import {
   type AcquireRequest,

@@ -3,11 +3,11 @@ import { DiscoveryModule } from '@nestjs/core';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
-} from '../interfaces/leader-election-options.interface.js';
-import type { ElectorFactory } from '../interfaces/leader-elector.interface.js';
-import { LEADER_ELECTION_ELECTOR_FACTORY, LEADER_ELECTION_MODULE_OPTIONS } from '../leader-election.constants.js';
-import { messages } from '../leader-election.messages.js';
-import { LEADER_ELECTION_EXPORTS, LEADER_ELECTION_PROVIDERS } from '../leader-election.module.js';
+} from '../nest/interfaces/leader-election-options.interface.js';
+import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
+import { LEADER_ELECTION_ELECTOR_FACTORY, LEADER_ELECTION_MODULE_OPTIONS } from '../nest/leader-election.constants.js';
+import { messages } from '../messages/leader-election.messages.js';
+import { LEADER_ELECTION_EXPORTS, LEADER_ELECTION_PROVIDERS } from '../nest/leader-election.module.js';
 import { TestingElectors } from './testing.elector.js';
 import { TestingLeadership } from './testing-leadership.js';
 

@@ -2,8 +2,8 @@ import { type Observable, Subject } from 'rxjs';
 import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopOptions } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
-import type { LeaderElector } from '../interfaces/leader-elector.interface.js';
-import { messages } from '../leader-election.messages.js';
+import type { LeaderElector } from '../leadership/leader-elector.interface.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { NoLeaderError } from '../shared/errors.js';
 import {
   checkUserStateKey,

@@ -4,7 +4,7 @@ import {
   type Lease,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { describeLeaseStoreConformance, type ReplyLoss } from './lease-store.conformance.js';
 
 /**

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
-import { messages } from '../../lib/leader-election.messages.js';
+import { messages } from '../../lib/messages/leader-election.messages.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';

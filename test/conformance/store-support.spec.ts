@@ -8,7 +8,7 @@ import {
   supportsState,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import {
   DEFAULT_MAX_STATE_BYTES,
   decodeStateEntry,

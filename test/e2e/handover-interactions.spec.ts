@@ -6,8 +6,8 @@
 // it wins while the call is still stuck.
 import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
-import { LeaderElectionService } from '../../lib/leader-election.service.js';
-import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import {
   type AcquireRequest,
   type CallOptions,
@@ -16,7 +16,7 @@ import {
   type RenewOptions,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, SLACK_MS, sleep, waitFor } from './helpers.js';
 
 /** Lease 3000, renew deadline 2000, renew every 500, retry every 400 (the timings). */

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Controller, Get, type INestApplication } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import request from 'supertest';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { LeaderElectionHealthIndicator } from '../../lib/terminus.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { closeAll, createApp, LEASE_MS, SLACK_MS, waitFor } from './helpers.js';

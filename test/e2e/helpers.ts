@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import type { DynamicModule, INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import type { LeaderElectionModuleOptions } from '../../lib/interfaces/leader-election-options.interface.js';
-import { LeaderElectionModule } from '../../lib/leader-election.module.js';
-import { LeaderElectionService } from '../../lib/leader-election.service.js';
+import type { LeaderElectionModuleOptions } from '../../lib/nest/interfaces/leader-election-options.interface.js';
+import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import type { CallOptions, Lease } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 
 /**
  * Short leases for in-process tests: renew deadline 2000, renew every 500, retry every 400 ms

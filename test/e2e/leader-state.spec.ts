@@ -3,7 +3,7 @@
 import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
-import { LeaderOnly } from '../../lib/leader-only.decorator.js';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import {
   type Lease,
   LeaseLostError,
@@ -11,7 +11,7 @@ import {
   type StateCallOptions,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, SLACK_MS, sleep, waitFor } from './helpers.js';
 
 /** Every run: which app, which job, the wall time. */

@@ -8,8 +8,8 @@ import {
   OnLeaderChanged,
   OnRevoked,
   type RevokedHookEvent,
-} from '../../lib/leadership-hooks.decorator.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+} from '../../lib/nest/decorators/leadership-hooks.decorator.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import {
   CaptureLogger,

@@ -4,10 +4,10 @@ import 'reflect-metadata';
 import { Controller, Get, type INestApplication, Injectable } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import request from 'supertest';
-import { LeaderElectionService } from '../../lib/leader-election.service.js';
-import { LeaderOnly } from '../../lib/leader-only.decorator.js';
-import { type ElectedHookEvent, OnElected } from '../../lib/leadership-hooks.decorator.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { type ElectedHookEvent, OnElected } from '../../lib/nest/decorators/leadership-hooks.decorator.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { LeaderElectionHealthIndicator } from '../../lib/terminus.js';
 import { CaptureLogger, closeAll, createApp, electionOf, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
 

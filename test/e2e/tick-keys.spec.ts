@@ -6,9 +6,9 @@ import 'reflect-metadata';
 import { type INestApplication, Injectable, Module } from '@nestjs/common';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { LeaderElectionModule } from '../../lib/leader-election.module.js';
-import { LeaderOnly } from '../../lib/leader-only.decorator.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { closeAll, createApp, electionOf, SLACK_MS, waitFor } from './helpers.js';
 
 /** Every run: which module's job, the wall time. */

@@ -204,7 +204,7 @@ export const mutants = [
   {
     id: 'memory-term-not-bumped',
     rule: 'terms strictly increase across acquisitions',
-    file: 'lib/stores/memory.store.ts',
+    file: 'lib/stores/memory/memory.store.ts',
     from: 'slot.term += 1;',
     to: '',
     tests: ['test/conformance/memory.spec.ts'],
@@ -272,7 +272,7 @@ export const mutants = [
   {
     id: 'metadata-not-copied',
     rule: "@LeaderOnly keeps every other decorator's metadata (either order)",
-    file: 'lib/leader-only.decorator.ts',
+    file: 'lib/nest/decorators/leader-only.decorator.ts',
     from: '      Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapper);',
     to: '      void key;',
     tests: ['test/e2e/jobs.spec.ts'],
@@ -281,7 +281,7 @@ export const mutants = [
   {
     id: 'release-before-drain',
     rule: 'shutdown drains in-flight leader work before it releases',
-    file: 'lib/election.handle.ts',
+    file: 'lib/leadership/election.handle.ts',
     from: 'const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);',
     to: 'const stillRunning = this.inFlight.size;',
     tests: ['test/e2e/jobs.spec.ts'],
@@ -290,7 +290,7 @@ export const mutants = [
   {
     id: 'tick-run-twice',
     rule: 'a cron tick already recorded by any leader is skipped (once per tick)',
-    file: 'lib/tick.ledger.ts',
+    file: 'lib/leadership/tick.ledger.ts',
     from: "if (typeof recorded === 'number' && recorded >= fireTime) {",
     to: 'if (false) {',
     tests: ['test/unit/tick-ledger.spec.ts', 'test/e2e/leader-state.spec.ts'],
@@ -307,7 +307,7 @@ export const mutants = [
   {
     id: 'guard-lets-followers-through',
     rule: 'followers answer leader-only routes with 503',
-    file: 'lib/leader-only.guard.ts',
+    file: 'lib/nest/leader-only.guard.ts',
     from: 'if (handle.isLeader()) return true;',
     to: 'return true;',
     tests: ['test/e2e/routes.spec.ts'],

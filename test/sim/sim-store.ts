@@ -13,7 +13,7 @@ import {
   TransientLeaseStoreError,
   toLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { StoreCalls } from '../../lib/stores/store-support.js';
 import type { NodeClock, World } from './world.js';
 

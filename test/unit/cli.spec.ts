@@ -17,7 +17,7 @@ import {
   type LeaseStore,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { freePort } from '../setup/servers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');

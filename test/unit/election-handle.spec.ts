@@ -3,13 +3,13 @@
 // builds it), over the in-memory store, with the handle, elector and store on one fake clock.
 import type { Logger } from '@nestjs/common';
 import { Elector, type ElectorOptions, type HandoverHooks } from '../../lib/election/elector.js';
-import { ElectionHandle } from '../../lib/election.handle.js';
-import type { LeaderElectionSharedOptions } from '../../lib/interfaces/leader-election-options.interface.js';
-import { resolveModuleOptions } from '../../lib/leader-election.options.js';
+import { ElectionHandle } from '../../lib/leadership/election.handle.js';
+import type { LeaderElectionSharedOptions } from '../../lib/nest/interfaces/leader-election-options.interface.js';
+import { resolveModuleOptions } from '../../lib/nest/leader-election.options.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
 import type { AcquireRequest, CallOptions, Lease, LeaseInfo, RenewOptions } from '../../lib/stores/lease-store.js';
 import { TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings } from './elector-fixture.js';
 
 /** The in-memory store behind a link that can go dead: every call then hangs until its signal aborts. */

@@ -4,7 +4,7 @@
 import { Elector, type LeadershipEvent } from '../../lib/election/elector.js';
 import type { Clock } from '../../lib/index.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { quiet, timings } from './elector-fixture.js';
 

@@ -2,7 +2,7 @@
 import { Elector, type ElectorOptions, type LeadershipEvent } from '../../lib/election/elector.js';
 import { FakeClock, type TimerSkew } from '../../lib/shared/fake-clock.js';
 import type { AcquireRequest, CallOptions, Lease, LeaseStore, RenewOptions } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 
 export const timings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, renewIntervalMs: 500, retryIntervalMs: 400 };
 export const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };

@@ -3,10 +3,10 @@
 // nothing said why at startup. Identities, `advertise` and a reservation's `handoverTo` are checked
 // where they enter: well-formed Unicode, no control characters, non-empty, at most 256 characters.
 import { Elector, type ElectorOptions } from '../../lib/election/elector.js';
-import { resolveModuleOptions } from '../../lib/leader-election.options.js';
+import { resolveModuleOptions } from '../../lib/nest/leader-election.options.js';
 import { isStorableText, isValidIdentity } from '../../lib/shared/identity.js';
 import { releaseReservation } from '../../lib/stores/handover-support.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 
 const FORM =
   /identity must be a non-empty string of at most 256 characters, well-formed Unicode \(no lone surrogate\) without control characters \(U\+0000–U\+001F, U\+007F–U\+009F\)/;

@@ -2,7 +2,7 @@ import { Elector, type ElectorOptions } from '../../lib/election/elector.js';
 import { handoverReserveMs, resolveElectorOptions } from '../../lib/election/elector-options.js';
 import { releaseReservation } from '../../lib/stores/handover-support.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 
 describe('Elector options: validation at construction', () => {
   const memory = new InMemoryLeaseStore();

@@ -5,7 +5,7 @@
 // reservation the store refuses at release anyway never leaves the old lease blocking everyone.
 import type { Elector, ElectorOptions } from '../../lib/election/elector.js';
 import { FatalLeaseStoreError, type LeaseStore, type ReleaseOptions } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { useElectorFixture } from './elector-fixture.js';
 
 const HOUR = 3_600_000;

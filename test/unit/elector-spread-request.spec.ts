@@ -3,7 +3,7 @@
 // the spread request and nobody would move). Elector level, fake clock, in-memory store; the rule at
 // each store is proved by the conformance suite ("the request slot").
 import type { CallOptions, HandoverRequest, LeaseStore } from '../../lib/stores/lease-store.js';
-import type { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import type { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
 const signal = () => new AbortController().signal;

@@ -12,7 +12,7 @@ import type {
   LeaseStore,
   RenewOptions,
 } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
 const { leaseDurationMs, retryIntervalMs } = timings;

@@ -10,7 +10,7 @@ import {
   type StateCallOptions,
   TransientLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
-import type { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import type { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
 /** A real memory store behind a door: counts state writes, can hang them or answer "lost". */

@@ -2,7 +2,7 @@
 // clocks do; and the two mutants that survived every test before.
 import { Elector } from '../../lib/election/elector.js';
 import { deadlineSliceMs } from '../../lib/election/term.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { quiet, SlowRenewStore, useElectorFixture } from './elector-fixture.js';
 

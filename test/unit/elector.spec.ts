@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Elector, type ElectorOptions, type LeadershipEvent } from '../../lib/election/elector.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 
 // Deterministic: every timer runs on the fake clock, every store call is in memory.

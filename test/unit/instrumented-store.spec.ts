@@ -2,7 +2,7 @@
 // the store (optional ones and capabilities added later included), results and errors unchanged.
 import { instrumentLeaseStore, type StoreCallSink } from '../../lib/metrics/instrumented.store.js';
 import { LeaseLostError, type LeaseWatch, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
-import { InMemoryLeaseStore } from '../../lib/stores/memory.store.js';
+import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 
 /** A store with #private state, an optional capability and a member no contract names yet. */
 class CapableStore extends InMemoryLeaseStore {

@@ -8,7 +8,7 @@ import {
   type TickJob,
   TickLedger,
   tickKey,
-} from '../../lib/tick.ledger.js';
+} from '../../lib/leadership/tick.ledger.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 

@@ -1,5 +1,5 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import { encodeHandoverRequest, encodeLeaseMeta, releaseReservation } from '../handover-support.js';
 import {
   type AcquireRequest,

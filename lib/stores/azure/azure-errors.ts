@@ -1,4 +1,4 @@
-import { type AzureFailure, messages } from '../../leader-election.messages.js';
+import { type AzureFailure, messages } from '../../messages/leader-election.messages.js';
 import {
   FatalLeaseStoreError,
   LeaseLostError,

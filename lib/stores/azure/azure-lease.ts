@@ -1,5 +1,5 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import { type AcquireResult, FatalLeaseStoreError, type LeaseStore } from '../lease-store.js';
 import { codeOf, isAlreadyThere } from './azure-errors.js';
 import { holderOf, metaOf, termOf } from './azure-metadata.js';

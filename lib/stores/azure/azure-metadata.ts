@@ -1,5 +1,5 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient } from '@azure/storage-blob';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import { decodeLeaseMeta } from '../handover-support.js';
 import { type Lease, LeaseLostError, type LeaseMeta } from '../lease-store.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf, summarize } from './azure-errors.js';

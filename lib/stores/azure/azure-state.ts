@@ -1,5 +1,5 @@
 import type { BlockBlobClient } from '@azure/storage-blob';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type Lease, type LeaseStoreError } from '../lease-store.js';
 import { type StateWrite, stateLostError } from '../state-support.js';
 import { type Step } from '../store-support.js';

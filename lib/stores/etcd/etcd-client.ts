@@ -1,7 +1,7 @@
 // A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
 // users have installed the optional peer `etcd3`.
 import { Etcd3, type IOptions } from 'etcd3';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import type { StoreCalls } from '../store-support.js';
 
 const STORE = 'EtcdLeaseStore';

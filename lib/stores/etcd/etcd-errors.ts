@@ -6,7 +6,7 @@ import {
   EtcdUserNotFoundError,
   GRPCUnauthenticatedError,
 } from 'etcd3';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
 
 const STORE = 'EtcdLeaseStore';

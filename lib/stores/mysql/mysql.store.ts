@@ -1,5 +1,5 @@
 import type { PoolOptions, RowDataPacket } from 'mysql2/promise';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,

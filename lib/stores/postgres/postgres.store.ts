@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolConfig, QueryResultRow } from 'pg';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,

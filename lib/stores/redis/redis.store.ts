@@ -1,7 +1,7 @@
 // A static import is fine here: this file is reachable only through the `/redis` subpath, whose
 // users have installed the optional peer `ioredis`.
 import type { Redis } from 'ioredis';
-import { messages } from '../../leader-election.messages.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,

@@ -1,4 +1,4 @@
-import type { ClockSource, ClockTimer } from './shared/clock.js';
+import type { ClockSource, ClockTimer } from '../shared/clock.js';
 
 /**
  * Counts leader-only work that is running, so shutdown can wait for it before releasing the

@@ -1,12 +1,12 @@
-import { messages } from '../leader-election.messages.js';
-import { type ClockSource, systemClock } from '../shared/clock.js';
+import { messages } from '../../messages/leader-election.messages.js';
+import { type ClockSource, systemClock } from '../../shared/clock.js';
 import {
   decodeHandoverRequest,
   decodeLeaseMeta,
   encodeHandoverRequest,
   encodeLeaseMeta,
   releaseReservation,
-} from './handover-support.js';
+} from '../handover-support.js';
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -25,9 +25,9 @@ import {
   type StateCallOptions,
   spreadRequestYields,
   toLeaseStoreError,
-} from './lease-store.js';
-import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from './state-support.js';
-import { StoreCalls, WatchFanOut } from './store-support.js';
+} from '../lease-store.js';
+import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
+import { StoreCalls, WatchFanOut } from '../store-support.js';
 
 interface Slot {
   holder?: string;

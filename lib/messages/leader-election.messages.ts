@@ -1,4 +1,4 @@
-import { sharedMessages } from './shared/messages.js';
+import { sharedMessages } from '../shared/messages.js';
 
 /** The form of text every store can keep (lib/shared/identity.ts `isStorableText`). */
 const STORABLE_TEXT =
@@ -322,7 +322,7 @@ export const messages = {
     `leader election "${election}": resigning because ${handler} is stuck (resignWhenStuck); its signal is aborted so another replica takes over`,
   resigningStuckAgain: (election: string, handler: string, term: number) =>
     `leader election "${election}": won term ${term} while ${handler} is still stuck; resigning again (resignWhenStuck: at most once per term)`,
-  // ---- Health: a lease held without acting (lib/election.handle.ts `notActing`) ------------------
+  // ---- Health: a lease held without acting (lib/leadership/election.handle.ts `notActing`) ------------------
   unhealthyNotActing: (term: number | undefined, why: string) =>
     `holds the lease${term === undefined ? '' : ` (term ${term})`} but does not act as leader: ${why}`,
   notActingOverdue: (what: string, forMs: number, boundMs: number) =>

@@ -1,4 +1,4 @@
-import type { ElectorOptions } from '../election/elector.js';
+import type { ElectorOptions } from '../../election/elector.js';
 
 /** How {@link LeaderOnlyGuard} answers a request that reached a follower. */
 export interface LeaderOnlyGuardOptions {

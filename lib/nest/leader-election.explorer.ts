@@ -7,10 +7,10 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { filter, type Subscription } from 'rxjs';
-import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from './cron-schedule.js';
-import type { LeadershipEvent } from './election/elector.js';
-import type { ElectionHandle } from './election.handle.js';
-import { isPromiseLike } from './in-flight.tracker.js';
+import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../leadership/cron-schedule.js';
+import type { LeadershipEvent } from '../election/elector.js';
+import type { ElectionHandle } from '../leadership/election.handle.js';
+import { isPromiseLike } from '../leadership/in-flight.tracker.js';
 import {
   LEADER_ELECTION_BINDING,
   LEADER_ONLY_METADATA,
@@ -18,7 +18,7 @@ import {
   LEADERSHIP_HOOKS_METADATA,
   LOGGER_CONTEXT,
 } from './leader-election.constants.js';
-import { messages } from './leader-election.messages.js';
+import { messages } from '../messages/leader-election.messages.js';
 import { LeaderElectionService } from './leader-election.service.js';
 import {
   bindingOf,
@@ -26,11 +26,11 @@ import {
   type LeaderOnlyDeclaration,
   type LeaderOnlySite,
   type LeaderOnlyTick,
-} from './leader-only.decorator.js';
+} from './decorators/leader-only.decorator.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
-import type { LeadershipHookDeclaration, LeadershipHookKind } from './leadership-hooks.decorator.js';
-import { errorMessage } from './shared/errors.js';
-import { type TickJob, TickLedger, tickJobName } from './tick.ledger.js';
+import type { LeadershipHookDeclaration, LeadershipHookKind } from './decorators/leadership-hooks.decorator.js';
+import { errorMessage } from '../shared/errors.js';
+import { type TickJob, TickLedger, tickJobName } from '../leadership/tick.ledger.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
   elected: 'OnElected',

@@ -1,4 +1,4 @@
-import { isPromiseLike } from '../in-flight.tracker.js';
+import { isPromiseLike } from './in-flight.tracker.js';
 
 /**
  * Runs `fn` and calls `done` once its result settles (a promise when it settles, anything else at
