@@ -282,7 +282,7 @@ export const mutants = [
     id: 'release-before-drain',
     rule: 'shutdown drains in-flight leader work before it releases',
     file: 'lib/leadership/election.handle.ts',
-    from: 'const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs);',
+    from: 'const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs, this.idleWait(signal));',
     to: 'const stillRunning = this.inFlight.size;',
     tests: ['test/e2e/jobs.spec.ts'],
     quick: true,
