@@ -16,6 +16,15 @@ export {
   type StopOptions,
 } from './election/elector.js';
 export { DEFAULT_TIMINGS, type ElectorTimings } from './election/elector-options.js';
+export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
+export {
+  type ElectedHookEvent,
+  type LeaderChangedHookEvent,
+  OnElected,
+  OnLeaderChanged,
+  OnRevoked,
+  type RevokedHookEvent,
+} from './nest/decorators/leadership-hooks.decorator.js';
 export type {
   LeaderElectionModuleOptions,
   LeaderElectionNames,
@@ -35,17 +44,8 @@ export {
   type LeadershipTerm,
 } from './nest/leader-election.service.js';
 export { InjectLeaderElectionOptions } from './nest/leader-election-options.decorator.js';
-export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
 export { NotLeaderException, type NotLeaderResponseBody } from './nest/leader-only.exception.js';
 export { LeaderOnlyGuard } from './nest/leader-only.guard.js';
-export {
-  type ElectedHookEvent,
-  type LeaderChangedHookEvent,
-  OnElected,
-  OnLeaderChanged,
-  OnRevoked,
-  type RevokedHookEvent,
-} from './nest/decorators/leadership-hooks.decorator.js';
 // Public `Clock`: `wallNow` optional (0.1.0 clocks have none); the elector fills it with Date.now().
 export type { ClockSource as Clock } from './shared/clock.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';

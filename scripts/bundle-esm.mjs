@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // @ts-check
-// Second build step, after tshy: the ESM build's JavaScript becomes one file per entry point plus
+// Last build step (scripts/build.mjs runs it after tsc): the ESM build's JavaScript becomes one file per entry point plus
 // shared chunks (esbuild, code splitting). Why: Node's ESM loader pays about half a millisecond per
 // module file (async open/stat/read, resolution, link), so the ~50 files the root entry's graph had
 // cost +30–45 ms of cold import next to @nestjs/core; bundled, about a third of that. Shared code sits
@@ -8,7 +8,7 @@
 // every class (instanceof, DI tokens). The .d.ts files stay per source file as tsc wrote them; the
 // CommonJS build is left as it is (require() is synchronous and cheap per file).
 //
-//   node scripts/bundle-esm.mjs        (npm run build runs it)
+//   node scripts/bundle-esm.mjs        (npm run build runs it, after both tsc passes)
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +21,9 @@ const staging = join(root, 'dist/.esm-bundle');
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 /** @type {string[]} */
 const entries = [
-  ...Object.values(/** @type {Record<string, string>} */ (manifest.tshy.exports))
-    .filter((source) => source.startsWith('./src/'))
-    .map((source) => join(esm, source.slice('./src/'.length).replace(/\.ts$/, '.js'))),
+  ...Object.values(/** @type {Record<string, string | { import: { default: string } }>} */ (manifest.exports)).flatMap(
+    (target) => (typeof target === 'string' ? [] : [join(root, target.import.default)]),
+  ),
   ...Object.values(/** @type {Record<string, string>} */ (manifest.bin)).map((bin) => join(root, bin)),
 ];
 

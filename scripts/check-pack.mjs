@@ -162,7 +162,8 @@ function compileConsumer(shippedFiles, pkg) {
 
     const tsc7 = join(root, 'node_modules/typescript/bin/tsc');
     // TypeScript 7 removed node10 resolution; apps on it (Nest <= 10 tsconfigs) build with TypeScript
-    // 5 or 6. tshy's own TypeScript 6 is the one installed here.
+    // 5 or 6. The TypeScript 6 installed here is tshy's own (no longer the build tool: a devDependency
+    // kept for this compiler until TypeScript 6 is a devDependency of its own).
     const ts6 = createRequire(join(root, 'node_modules/tshy/package.json')).resolve('typescript/package.json');
     const tsc6 = join(dirname(ts6), 'bin/tsc');
     const modes = [

@@ -4,9 +4,9 @@
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
 import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
-import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 

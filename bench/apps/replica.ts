@@ -19,9 +19,9 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
 import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
-import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import { CountingStore, emit, makeStore, numberEnv, timingsFromEnv } from './stores.js';
 
 const identity = process.env.IDENTITY ?? `replica-${process.pid}`;

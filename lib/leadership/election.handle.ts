@@ -13,18 +13,18 @@ import {
 import type { ElectorHealth, ElectorStatus, LeadershipEvent } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import type { ElectorTimings } from '../election/elector-options.js';
-import { type IdleWait, InFlightTracker } from './in-flight.tracker.js';
-import type { ResolvedLeaderElectionOptions } from '../nest/interfaces/leader-election-options.interface.js';
-import type { LeaderElector } from './leader-elector.interface.js';
-import { ABORT_GRACE_MS } from '../nest/leader-election.constants.js';
 import { messages } from '../messages/leader-election.messages.js';
 import { ElectionMetrics } from '../metrics/election.metrics.js';
 import type { StoreCallSink } from '../metrics/instrumented.store.js';
 import type { Meter } from '../metrics/otel-api.js';
-import { onSettled } from './settled.js';
+import type { ResolvedLeaderElectionOptions } from '../nest/interfaces/leader-election-options.interface.js';
+import { ABORT_GRACE_MS } from '../nest/leader-election.constants.js';
 import { type ClockSource, systemClock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from '../stores/lease-store.js';
+import { type IdleWait, InFlightTracker } from './in-flight.tracker.js';
+import type { LeaderElector } from './leader-elector.interface.js';
+import { onSettled } from './settled.js';
 import { type StuckAfter, type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
 
 /** `status().state`: the elector's state, or `stepping-down` while the app drains before releasing. */

@@ -1,9 +1,9 @@
 import type { Logger } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import type { ElectionHandle } from './election.handle.js';
 import { messages } from '../messages/leader-election.messages.js';
 import { errorMessage } from '../shared/errors.js';
 import { SPREAD_REASON } from '../stores/lease-store.js';
+import type { ElectionHandle } from './election.handle.js';
 
 const JITTER = 0.15;
 

@@ -1,5 +1,5 @@
-import { onSettled } from './settled.js';
 import { type ClockSource, type ClockTimer, systemClock } from '../shared/clock.js';
+import { onSettled } from './settled.js';
 
 /**
  * A handler's own threshold: milliseconds after which one of its calls counts as stuck, or `false`

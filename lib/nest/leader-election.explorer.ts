@@ -7,19 +7,13 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { filter, type Subscription } from 'rxjs';
-import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../leadership/cron-schedule.js';
 import type { LeadershipEvent } from '../election/elector.js';
+import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../leadership/cron-schedule.js';
 import type { ElectionHandle } from '../leadership/election.handle.js';
 import { isPromiseLike } from '../leadership/in-flight.tracker.js';
-import {
-  LEADER_ELECTION_BINDING,
-  LEADER_ONLY_METADATA,
-  LEADER_ONLY_OPTIONS_METADATA,
-  LEADERSHIP_HOOKS_METADATA,
-  LOGGER_CONTEXT,
-} from './leader-election.constants.js';
+import { type TickJob, TickLedger, tickJobName } from '../leadership/tick.ledger.js';
 import { messages } from '../messages/leader-election.messages.js';
-import { LeaderElectionService } from './leader-election.service.js';
+import { errorMessage } from '../shared/errors.js';
 import {
   bindingOf,
   type LeaderOnlyBinding,
@@ -27,10 +21,16 @@ import {
   type LeaderOnlySite,
   type LeaderOnlyTick,
 } from './decorators/leader-only.decorator.js';
-import { LeaderOnlyGuard } from './leader-only.guard.js';
 import type { LeadershipHookDeclaration, LeadershipHookKind } from './decorators/leadership-hooks.decorator.js';
-import { errorMessage } from '../shared/errors.js';
-import { type TickJob, TickLedger, tickJobName } from '../leadership/tick.ledger.js';
+import {
+  LEADER_ELECTION_BINDING,
+  LEADER_ONLY_METADATA,
+  LEADER_ONLY_OPTIONS_METADATA,
+  LEADERSHIP_HOOKS_METADATA,
+  LOGGER_CONTEXT,
+} from './leader-election.constants.js';
+import { LeaderElectionService } from './leader-election.service.js';
+import { LeaderOnlyGuard } from './leader-only.guard.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
   elected: 'OnElected',

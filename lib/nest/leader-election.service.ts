@@ -11,20 +11,20 @@ import type { Observable } from 'rxjs';
 import { Elector, type ElectorHealth, type LeadershipEvent } from '../election/elector.js';
 import type { ElectorTimings } from '../election/elector-options.js';
 import { ElectionHandle, type LeaderElectionStatus, type LeadershipTerm } from '../leadership/election.handle.js';
+import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
+import { SpreadBalancer } from '../leadership/spread.balancer.js';
+import { messages } from '../messages/leader-election.messages.js';
+import { instrumentLeaseStore } from '../metrics/instrumented.store.js';
+import { type Meter, resolveMetrics } from '../metrics/otel-api.js';
+import { errorMessage } from '../shared/errors.js';
+import type { HandoverRequest, LeaderStateEntry } from '../stores/lease-store.js';
 import type {
   LeaderElectionModuleOptions,
   ResolvedLeaderElectionOptions,
 } from './interfaces/leader-election-options.interface.js';
-import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
 import { LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from './leader-election.constants.js';
-import { messages } from '../messages/leader-election.messages.js';
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
-import { instrumentLeaseStore } from '../metrics/instrumented.store.js';
-import { type Meter, resolveMetrics } from '../metrics/otel-api.js';
-import { errorMessage } from '../shared/errors.js';
-import { SpreadBalancer } from '../leadership/spread.balancer.js';
-import type { HandoverRequest, LeaderStateEntry } from '../stores/lease-store.js';
 
 export type { LeaderElectionState, LeaderElectionStatus, LeadershipTerm } from '../leadership/election.handle.js';
 export { ElectionHandle } from '../leadership/election.handle.js';

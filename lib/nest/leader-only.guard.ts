@@ -1,11 +1,11 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import type { ElectionHandle } from '../leadership/election.handle.js';
+import { messages } from '../messages/leader-election.messages.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
 } from './interfaces/leader-election-options.interface.js';
 import { LEADER_ELECTION_SERVICE, LEADER_ONLY_OPTIONS_METADATA, LOGGER_CONTEXT } from './leader-election.constants.js';
-import { messages } from '../messages/leader-election.messages.js';
 import { resolveGuardOptions } from './leader-election.options.js';
 import { LeaderElectionService } from './leader-election.service.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';

@@ -1,12 +1,12 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
+import { messages } from '../messages/leader-election.messages.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
 } from '../nest/interfaces/leader-election-options.interface.js';
-import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
 import { LEADER_ELECTION_ELECTOR_FACTORY, LEADER_ELECTION_MODULE_OPTIONS } from '../nest/leader-election.constants.js';
-import { messages } from '../messages/leader-election.messages.js';
 import { LEADER_ELECTION_EXPORTS, LEADER_ELECTION_PROVIDERS } from '../nest/leader-election.module.js';
 import { TestingElectors } from './testing.elector.js';
 import { TestingLeadership } from './testing-leadership.js';

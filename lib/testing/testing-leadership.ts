@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LeaderElectionExplorer } from '../nest/leader-election.explorer.js';
 import { messages } from '../messages/leader-election.messages.js';
+import { LeaderElectionExplorer } from '../nest/leader-election.explorer.js';
 import { type TestingElector, TestingElectors } from './testing.elector.js';
 
 /**

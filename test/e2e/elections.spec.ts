@@ -3,11 +3,11 @@
 // Azurite). Timings: lease 3000, renew 500, retry 400 ms.
 import { Controller, Get, type INestApplication, Injectable } from '@nestjs/common';
 import request from 'supertest';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { OnElected, OnRevoked } from '../../lib/nest/decorators/leadership-hooks.decorator.js';
 import type { LeaderElectionModuleOptions } from '../../lib/nest/interfaces/leader-election-options.interface.js';
 import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
 import type { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
-import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
-import { OnElected, OnRevoked } from '../../lib/nest/decorators/leadership-hooks.decorator.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { closeAll, createApp, electionOf, LEASE_MS, RETRY_MS, SLACK_MS, sleep, waitFor } from './helpers.js';
 

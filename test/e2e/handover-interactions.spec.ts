@@ -6,8 +6,8 @@
 // it wins while the call is still stuck.
 import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
-import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import {
   type AcquireRequest,
   type CallOptions,

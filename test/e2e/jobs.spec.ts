@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Cron, Interval, SchedulerRegistry, Timeout } from '@nestjs/schedule';
-import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { CaptureLogger, closeAll, createApp, electionOf, RETRY_MS, RecordingStore, sleep, waitFor } from './helpers.js';
 
 /** Followers that poll this rarely can only lead quickly if the release was pushed to them. */

@@ -2,12 +2,12 @@ import 'reflect-metadata';
 import { Controller, Get, type INestApplication, Inject, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import type { LeaderElectionModuleOptions } from '../../lib/nest/interfaces/leader-election-options.interface.js';
 import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
 import type { LeaderElectionOptionsFactory } from '../../lib/nest/leader-election.module-definition.js';
 import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { InjectLeaderElectionOptions } from '../../lib/nest/leader-election-options.decorator.js';
-import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { closeAll, createApp, electionOf, LEASE_MS, sleep, waitFor } from './helpers.js';
 

@@ -12,8 +12,8 @@ import {
 } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import request from 'supertest';
-import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { NotLeaderException } from '../../lib/nest/leader-only.exception.js';
 import { LeaderOnlyGuard } from '../../lib/nest/leader-only.guard.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
 import { uniqueName } from '../setup/servers.js';
 import { backends } from './backends.js';
 import { closeAll, createApp, electionOf, SLACK_MS, waitFor } from './helpers.js';

@@ -6,8 +6,8 @@ import 'reflect-metadata';
 import { type INestApplication, Injectable, Module } from '@nestjs/common';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
+import { LeaderElectionModule } from '../../lib/nest/leader-election.module.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { closeAll, createApp, electionOf, SLACK_MS, waitFor } from './helpers.js';
 

@@ -6,12 +6,13 @@ import { promisify } from 'node:util';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = join(ROOT, 'node_modules/.bin');
-/** Held while one Jest worker builds: tshy empties dist/ first, so two builds at once break both. */
+/** Held while one Jest worker builds: the build replaces dist/, so two builds at once break both. */
 const LOCK = join(ROOT, 'node_modules/.cache/build-sample-app.lock');
 /** Written after a build that succeeded; newer than every input means there is nothing to build. */
 const STAMP = join(ROOT, 'sample-app/dist/.built');
 const INPUTS = [
   'lib',
+  'scripts/build.mjs',
   'scripts/bundle-esm.mjs',
   'sample-app/src',
   'package.json',
@@ -24,14 +25,14 @@ const STALE_LOCK_MS = 300_000;
 
 /**
  * The first half of `npm start`: the package's own build (CommonJS and ESM in dist/, see
- * package.json's `tshy`), then the sample app against it (sample-app/dist/). Suites running in
+ * scripts/build.mjs), then the sample app against it (sample-app/dist/). Suites running in
  * parallel workers (the demo, the status page) share one build: the first builds, the others wait
  * for it and find it up to date, so none rebuilds dist/ under a running sample app.
  */
 export async function buildSampleApp(): Promise<void> {
   await withLock(async () => {
     if (await upToDate()) return;
-    // The package's own build script (tshy, then the ESM bundling step), so tests run what ships.
+    // The package's own build script (tsc per dialect, then the ESM bundling step), so tests run what ships.
     for (const [command, args] of [
       ['npm', ['run', '--silent', 'build']],
       [join(BIN, 'tsc'), ['-p', 'sample-app/tsconfig.json']],

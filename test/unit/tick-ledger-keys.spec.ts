@@ -1,7 +1,7 @@
 // Issue 24: a once-per-tick job is found by its key alone, so one election's jobs must have
 // distinct keys (defect 4); ticks that ran on no replica are reported (item 7). The ledger alone,
 // outside Nest, on a fenced in-memory state and a hand-driven clock.
-import { type LeaderStateEntry, LeaseLostError } from '../../lib/stores/lease-store.js';
+
 import {
   type LeaderStateAccess,
   TICKS_LOST_WARN_INTERVAL_MS,
@@ -9,6 +9,7 @@ import {
   TickLedger,
   tickKey,
 } from '../../lib/leadership/tick.ledger.js';
+import { type LeaderStateEntry, LeaseLostError } from '../../lib/stores/lease-store.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 

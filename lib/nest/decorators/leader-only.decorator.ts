@@ -1,14 +1,14 @@
 import { UseGuards } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
 import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../../leadership/cron-schedule.js';
+import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from '../../leadership/stuck-work.detector.js';
+import { messages } from '../../messages/leader-election.messages.js';
 import {
   LEADER_ELECTION_BINDING,
   LEADER_ONLY_METADATA,
   LEADER_ONLY_OPTIONS_METADATA,
 } from '../leader-election.constants.js';
-import { messages } from '../../messages/leader-election.messages.js';
 import { LeaderOnlyGuard } from '../leader-only.guard.js';
-import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from '../../leadership/stuck-work.detector.js';
 
 /**
  * Runs the method on the elected instance only.

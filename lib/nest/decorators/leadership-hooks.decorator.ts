@@ -1,6 +1,6 @@
-import { LEADERSHIP_HOOKS_METADATA } from '../leader-election.constants.js';
-import { messages } from '../../messages/leader-election.messages.js';
 import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from '../../leadership/stuck-work.detector.js';
+import { messages } from '../../messages/leader-election.messages.js';
+import { LEADERSHIP_HOOKS_METADATA } from '../leader-election.constants.js';
 
 export type LeadershipHookKind = 'elected' | 'revoked' | 'leader-changed';
 
