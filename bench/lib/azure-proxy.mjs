@@ -1,7 +1,7 @@
 // @ts-check
 // A pass-through HTTP proxy in front of Azurite that counts requests by kind: what Azure would bill
-// (every request these stores send is one "other operation"). Used by bench/azure-follower.mjs and
-// bench/standby.mjs.
+// (every request these stores send is one "other operation"). Used by bench/experiments/azure-follower.mjs and
+// bench/experiments/standby.mjs.
 import http from 'node:http';
 
 /**

@@ -1,24 +1,12 @@
 // Chaos scenarios 1 and 2: the leader process dies (kill -9) or freezes (SIGSTOP) — real
 // processes, real Azurite, each scenario its own election, run concurrently.
-import { FAILOVER_BOUND_MS, ms, Results, Scenario, sharedAzurite, sleep, T } from './harness.js';
+import { chaosFile, FAILOVER_BOUND_MS, ms, scenario, sleep, T } from './harness.js';
 
 describe('chaos: crash and pause', () => {
-  let store: Awaited<ReturnType<typeof sharedAzurite>>;
-  const results = new Results('crash-and-pause');
-
-  beforeAll(async () => {
-    store = await sharedAzurite();
-  });
-
-  afterAll(async () => {
-    results.flush();
-    await store?.stop();
-  });
+  const { store, results } = chaosFile('crash-and-pause');
 
   it.concurrent('1. kill -9 the leader → another leads within lease + retry + slack', async () => {
-    const s = new Scenario('1-kill-9', store.port);
-    let ok = false;
-    try {
+    await scenario('1-kill-9', store.port, async (s) => {
       await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -38,17 +26,11 @@ describe('chaos: crash and pause', () => {
       // Nobody took over before the lease the dead leader last renewed (≤ 2 s before) could expire.
       expect(failover).toBeGreaterThanOrEqual(T.leaseMs - T.renewIntervalMs - 1_000);
       expect(summary.report.longestGapMs(killAt, until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 
   it.concurrent('2. SIGSTOP the leader past its lease → another leads; after SIGCONT it does no leader-only work and rejoins as a follower', async () => {
-    const s = new Scenario('2-sigstop', store.port);
-    let ok = false;
-    try {
+    await scenario('2-sigstop', store.port, async (s) => {
       await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -99,10 +81,6 @@ describe('chaos: crash and pause', () => {
       expect(end).toMatchObject({ reason: expect.stringMatching(/deadline|no longer ours/) });
       expect((end as { at: number }).at).toBeGreaterThanOrEqual(resumeAt);
       expect(summary.report.longestGapMs(stopAt, until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 });

@@ -9,14 +9,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProxyMode } from '../support/fault-proxy.js';
 import {
+  chaosFile,
   FAILOVER_BOUND_MS,
   type Instance,
   ms,
   RETRY_MAX_MS,
-  Results,
-  Scenario,
   SLACK_MS,
-  sharedAzurite,
+  scenario,
   sleep,
   T,
 } from './harness.js';
@@ -45,24 +44,12 @@ interface Outcome {
 }
 
 describe('chaos: several elections', () => {
-  let store: Awaited<ReturnType<typeof sharedAzurite>>;
-  const results = new Results('elections');
-
-  beforeAll(async () => {
-    store = await sharedAzurite();
-  });
-
-  afterAll(async () => {
-    results.flush();
-    await store?.stop();
-  });
+  const { store, results } = chaosFile('elections');
 
   it('3 processes × 3 elections: spread, handovers under latency and reply loss, kill -9 — never two acting leaders of one election', async () => {
-    const s = new Scenario('elections', store.port);
-    const elections = ['a', 'b', 'c'].map((suffix) => `${s.election}-${suffix}`);
-    const options = { fixture: FIXTURE, env: { ELECTIONS: elections.join(',') } };
-    let ok = false;
-    try {
+    await scenario('elections', store.port, async (s) => {
+      const elections = ['a', 'b', 'c'].map((suffix) => `${s.election}-${suffix}`);
+      const options = { fixture: FIXTURE, env: { ELECTIONS: elections.join(',') } };
       const group = await s.start(3, options);
       const readyAt = Date.now();
       const alive = () => s.instances.filter((i) => i.alive);
@@ -212,10 +199,6 @@ describe('chaos: several elections', () => {
         expect(summary.report.intervals.filter((i) => i.election === election).length).toBeGreaterThanOrEqual(3);
       }
       expect(group).toHaveLength(3);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 });

@@ -1,17 +1,7 @@
 // Chaos scenarios 5 and 6: a slow store (2 s on every call) must not make leadership flap, and a
 // graceful SIGTERM drains leader-only work before the lease is released. Run concurrently.
 import type { LedgerEntry } from '../support/ledger.js';
-import {
-  FAILOVER_BOUND_MS,
-  HANDOVER_BOUND_MS,
-  type Instance,
-  ms,
-  Results,
-  Scenario,
-  sharedAzurite,
-  sleep,
-  T,
-} from './harness.js';
+import { chaosFile, FAILOVER_BOUND_MS, HANDOVER_BOUND_MS, type Instance, ms, scenario, sleep, T } from './harness.js';
 
 type Exec = Extract<LedgerEntry, { t: 'exec' }>;
 type End = Extract<LedgerEntry, { t: 'end' }>;
@@ -20,22 +10,10 @@ const LATENCY_MS = 2_000;
 const LATENCY_FOR_MS = 30_000;
 
 describe('chaos: latency and graceful shutdown', () => {
-  let store: Awaited<ReturnType<typeof sharedAzurite>>;
-  const results = new Results('latency-and-shutdown');
-
-  beforeAll(async () => {
-    store = await sharedAzurite();
-  });
-
-  afterAll(async () => {
-    results.flush();
-    await store?.stop();
-  });
+  const { store, results } = chaosFile('latency-and-shutdown');
 
   it.concurrent('5. 2 s latency on every store call → still exactly one leader, no flapping', async () => {
-    const s = new Scenario('5-latency', store.port);
-    let ok = false;
-    try {
+    await scenario('5-latency', store.port, async (s) => {
       const group = await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -77,17 +55,11 @@ describe('chaos: latency and graceful shutdown', () => {
         expect(slowCalls.filter((c) => c.id === p.id && c.op === 'read').length).toBeGreaterThanOrEqual(3);
         expect(slowCalls.filter((c) => c.id === p.id && c.op === 'lease:acquire')).toEqual([]);
       }
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 
   it.concurrent('6. graceful SIGTERM while a long job runs → the job finishes (or is aborted at the drain timeout) before the release; handover within a retry interval', async () => {
-    const s = new Scenario('6-sigterm', store.port);
-    let ok = false;
-    try {
+    await scenario('6-sigterm', store.port, async (s) => {
       // Every instance runs a 2.5 s job when leading; shutdown waits up to 5 s for it.
       await s.start(3, { env: { LONG_JOB_MS: '2500' } });
 
@@ -174,10 +146,6 @@ describe('chaos: latency and graceful shutdown', () => {
       expect(handoverB).toBeLessThanOrEqual(HANDOVER_BOUND_MS);
       expect(a.next.term).toBeGreaterThan(l1.term);
       expect(b.next.term).toBeGreaterThan(a.next.term);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 });

@@ -1,6 +1,6 @@
 // Issue 16, chaos: once-per-tick cron runs and fenced leader state across real handovers, on the
 // machine's PostgreSQL. The long version (50 handovers, figures): node --import
-// ./test/support/swc-register.mjs bench/once-per-tick.ts
+// ./test/support/swc-register.mjs bench/experiments/once-per-tick.ts
 import { runTickHandovers, sleep, TickCluster, type TickEntry } from './tick-handovers.js';
 
 describe('chaos: once per tick and leader state (PostgreSQL)', () => {

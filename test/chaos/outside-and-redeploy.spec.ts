@@ -4,15 +4,15 @@
 // frozen instead, so an overlap is possible and the ledger would see it). Real processes, real Azurite.
 import { BlobServiceClient } from '@azure/storage-blob';
 import {
+  chaosFile,
   connectionStringFor,
   FAILOVER_BOUND_MS,
   type Instance,
   ms,
   RETRY_MAX_MS,
-  Results,
   Scenario,
   SLACK_MS,
-  sharedAzurite,
+  scenario,
   sleep,
   T,
 } from './harness.js';
@@ -71,22 +71,10 @@ function expectOldLeaseRespected(evidence: ReturnType<typeof storeEvidence>, fai
 }
 
 describe('chaos: broken from outside, whole deployment replaced', () => {
-  let store: Awaited<ReturnType<typeof sharedAzurite>>;
-  const results = new Results('outside-and-redeploy');
-
-  beforeAll(async () => {
-    store = await sharedAzurite();
-  });
-
-  afterAll(async () => {
-    results.flush();
-    await store?.stop();
-  });
+  const { store, results } = chaosFile('outside-and-redeploy');
 
   it.concurrent('10. an operator breaks the lease (Azure SDK, Break Lease) → the holder steps down at its next renewal; nobody overlaps', async () => {
-    const s = new Scenario('10-break-lease', store.port);
-    let ok = false;
-    try {
+    await scenario('10-break-lease', store.port, async (s) => {
       await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -119,17 +107,11 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       // The next term starts only once the break period (what was left of the lease) is over.
       expect(next.term).toBeGreaterThan(first.term);
       expect(next.at - breakAt).toBeLessThanOrEqual(T.leaseMs + RETRY_MAX_MS + SLACK_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 
   it.concurrent("10b. an operator breaks the lease with break period 0 (free at once) → the holder steps down at its next renewal; only the store's one-lease wait keeps the others out; nobody overlaps", async () => {
-    const s = new Scenario('10b-break-lease-0', store.port);
-    let ok = false;
-    try {
+    await scenario('10b-break-lease-0', store.port, async (s) => {
       await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -176,17 +158,11 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       expect(takeover).toBeGreaterThanOrEqual(T.leaseMs);
       expect(next.at).toBeGreaterThan(end.at);
       expect(takeover).toBeLessThanOrEqual(T.leaseMs + RETRY_MAX_MS + SLACK_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 
   it.concurrent('11. every replica is killed and a new deployment starts at once against the held lease → one leader within the lease, no overlap with the old holder', async () => {
-    const s = new Scenario('11-redeploy', store.port);
-    let ok = false;
-    try {
+    await scenario('11-redeploy', store.port, async (s) => {
       const old = await s.start(3, {}, 'old');
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -216,17 +192,11 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       const since = s.terms().filter((t) => t.at > killAt);
       expect(since).toHaveLength(1);
       expect(summary.report.longestGapMs(Math.max(killAt, readyAt), until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 
   it.concurrent("11b. the old holder is frozen (SIGSTOP), the rest killed, a new deployment starts → it leads only after the frozen holder's lease expired; no overlap; the resumed holder does no leader work", async () => {
-    const s = new Scenario('11b-redeploy-frozen', store.port);
-    let ok = false;
-    try {
+    await scenario('11b-redeploy-frozen', store.port, async (s) => {
       const old = await s.start(3, {}, 'old');
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -275,10 +245,6 @@ describe('chaos: broken from outside, whole deployment replaced', () => {
       const end = mine.find((e) => e.t === 'end' && e.term === first.term);
       expect((end as { at: number }).at).toBeGreaterThanOrEqual(resumeAt);
       expect(summary.report.longestGapMs(Math.max(stopAt, readyAt), until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 });

@@ -11,17 +11,7 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, type AzuriteService, freePort, startAzurite } from '../setup/azurite.js';
-import {
-  connectionStringFor,
-  FAILOVER_BOUND_MS,
-  type Instance,
-  ms,
-  Results,
-  Scenario,
-  sharedAzurite,
-  sleep,
-  T,
-} from './harness.js';
+import { chaosFile, connectionStringFor, FAILOVER_BOUND_MS, type Instance, ms, scenario, sleep, T } from './harness.js';
 
 /**
  * Stops Azurite the way a server restart does: SIGTERM, and wait until it has closed its server
@@ -68,103 +58,91 @@ async function azuriteKeepsLeases(
 }
 
 describe('chaos: store restart and bad input', () => {
-  let store: Awaited<ReturnType<typeof sharedAzurite>>;
-  const results = new Results('restart-and-bad-input');
-
-  beforeAll(async () => {
-    store = await sharedAzurite();
-  });
-
-  afterAll(async () => {
-    results.flush();
-    await store?.stop();
-  });
+  const { store, results } = chaosFile('restart-and-bad-input');
 
   it.concurrent('7. the store goes away: unreachable 3 s → leadership kept; Azurite restarted (on-disk) after the renew deadline → moves cleanly; terms keep increasing', async () => {
     const location = mkdtempSync(join(tmpdir(), 'chaos-azurite-'));
     const port = await freePort();
     let azurite = await startAzurite({ location, port });
-    const s = new Scenario('7-store-restart', port);
-    let ok = false;
-    try {
-      const group = await s.start(3);
-      const first = await s.waitForLeader();
-      await sleep(3_000);
+    await scenario(
+      '7-store-restart',
+      port,
+      async (s) => {
+        const group = await s.start(3);
+        const first = await s.waitForLeader();
+        await sleep(3_000);
 
-      // A short outage of a store that keeps its leases: every replica's connections are refused
-      // for 3 s (well inside the renew deadline). The leader keeps leading, nobody else starts.
-      for (const p of group) p.proxy!.set({ kind: 'refuse' });
-      await sleep(3_000);
-      for (const p of group) p.proxy!.set({ kind: 'pass' });
-      await sleep(5_000);
-      expect(s.terms()).toHaveLength(1);
-      expect(s.acting().map((i) => [i.id, i.term])).toEqual([[first.id, first.term]]);
-      const refused = group.reduce((sum, p) => sum + p.proxy!.refusedConnections, 0);
+        // A short outage of a store that keeps its leases: every replica's connections are refused
+        // for 3 s (well inside the renew deadline). The leader keeps leading, nobody else starts.
+        for (const p of group) p.proxy!.set({ kind: 'refuse' });
+        await sleep(3_000);
+        for (const p of group) p.proxy!.set({ kind: 'pass' });
+        await sleep(5_000);
+        expect(s.terms()).toHaveLength(1);
+        expect(s.acting().map((i) => [i.id, i.term])).toEqual([[first.id, first.term]]);
+        const refused = group.reduce((sum, p) => sum + p.proxy!.refusedConnections, 0);
 
-      // Azurite itself restarts (SIGTERM, data on disk) and stays down for longer than the renew
-      // deadline: the leader steps down during the outage; after the restart someone leads again,
-      // under a higher term read back from disk. (A shorter real restart is not safe on Azurite:
-      // it forgets leases on restart — see the lease-persistence probe below.)
-      const down = Date.now();
-      await shutDown(azurite);
-      await sleep(T.renewDeadlineMs + 2_000);
-      const actingWhileDown = s.acting();
-      azurite = await startAzurite({ location, port });
-      const up = Date.now();
-      const after = await s.waitForTerm('a leader after the restart', down, FAILOVER_BOUND_MS + 10_000);
-      await sleep(4_000);
-      const until = Date.now();
-      const entries = s.ledger();
-      const summary = await s.finish();
-      const keepsLeases = await azuriteKeepsLeases(azurite, location, port).then((kept) => {
-        azurite = kept.azurite;
-        return kept.kept;
-      });
-      results.from(
-        s,
-        summary,
-        'all replicas refused 3 s → leadership changes',
-        `0 (${refused} connections refused)`,
-        '0',
-      );
-      results.from(
-        s,
-        summary,
-        `Azurite restarted, down ${Math.round((up - down) / 1000)} s → back up → new leader`,
-        ms(after.at - up),
-        `≤ ${ms(FAILOVER_BOUND_MS)}`,
-      );
-      results.from(
-        s,
-        summary,
-        'Azurite 3.35 (--location) keeps a held lease across a restart',
-        keepsLeases ? 'yes' : 'no (emulator bug)',
-        'info',
-      );
+        // Azurite itself restarts (SIGTERM, data on disk) and stays down for longer than the renew
+        // deadline: the leader steps down during the outage; after the restart someone leads again,
+        // under a higher term read back from disk. (A shorter real restart is not safe on Azurite:
+        // it forgets leases on restart — see the lease-persistence probe below.)
+        const down = Date.now();
+        await shutDown(azurite);
+        await sleep(T.renewDeadlineMs + 2_000);
+        const actingWhileDown = s.acting();
+        azurite = await startAzurite({ location, port });
+        const up = Date.now();
+        const after = await s.waitForTerm('a leader after the restart', down, FAILOVER_BOUND_MS + 10_000);
+        await sleep(4_000);
+        const until = Date.now();
+        const entries = s.ledger();
+        const summary = await s.finish();
+        const keepsLeases = await azuriteKeepsLeases(azurite, location, port).then((kept) => {
+          azurite = kept.azurite;
+          return kept.kept;
+        });
+        results.from(
+          s,
+          summary,
+          'all replicas refused 3 s → leadership changes',
+          `0 (${refused} connections refused)`,
+          '0',
+        );
+        results.from(
+          s,
+          summary,
+          `Azurite restarted, down ${Math.round((up - down) / 1000)} s → back up → new leader`,
+          ms(after.at - up),
+          `≤ ${ms(FAILOVER_BOUND_MS)}`,
+        );
+        results.from(
+          s,
+          summary,
+          'Azurite 3.35 (--location) keeps a held lease across a restart',
+          keepsLeases ? 'yes' : 'no (emulator bug)',
+          'info',
+        );
 
-      expect(summary.violations).toEqual([]);
-      // The old leader had stepped down by its deadline, before the store came back.
-      expect(actingWhileDown).toEqual([]);
-      const end = entries.find((e) => e.t === 'end' && e.id === first.id && e.term === first.term);
-      expect(end).toMatchObject({ reason: expect.stringMatching(/deadline/) });
-      expect((end as { at: number }).at).toBeLessThan(up);
-      // Fencing survived the restart: the term was read back from disk and bumped.
-      expect(after.term).toBe(first.term + 1);
-      expect(after.at - up).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-      expect(summary.report.longestGapMs(up, until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
-      ok = true;
-    } finally {
-      await s.finish();
-      await azurite.stop();
-      if (ok) rmSync(location, { recursive: true, force: true });
-      s.cleanup(!ok);
-    }
+        expect(summary.violations).toEqual([]);
+        // The old leader had stepped down by its deadline, before the store came back.
+        expect(actingWhileDown).toEqual([]);
+        const end = entries.find((e) => e.t === 'end' && e.id === first.id && e.term === first.term);
+        expect(end).toMatchObject({ reason: expect.stringMatching(/deadline/) });
+        expect((end as { at: number }).at).toBeLessThan(up);
+        // Fencing survived the restart: the term was read back from disk and bumped.
+        expect(after.term).toBe(first.term + 1);
+        expect(after.at - up).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+        expect(summary.report.longestGapMs(up, until)).toBeLessThanOrEqual(FAILOVER_BOUND_MS);
+      },
+      async (ok) => {
+        await azurite.stop();
+        if (ok) rmSync(location, { recursive: true, force: true });
+      },
+    );
   }, 180_000);
 
   it.concurrent('8. bad input → a clear error, or a follower with health down; never a leader; no secret in any output', async () => {
-    const s = new Scenario('8-bad-input', store.port);
-    let ok = false;
-    try {
+    await scenario('8-bad-input', store.port, async (s) => {
       const wrongKey = randomBytes(64).toString('base64');
       const sas = generateBlobSASQueryParameters(
         {
@@ -284,10 +262,6 @@ describe('chaos: store restart and bad input', () => {
       expect(summary.violations).toEqual([]);
       expect(entries.filter((e) => e.t === 'term' || e.t === 'step' || e.t === 'exec')).toEqual([]);
       expect(s.leakedSecrets()).toEqual([]);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 });

@@ -2,7 +2,7 @@
 // while the other replicas' paths work. Each scenario its own election, run concurrently.
 import type { ProxyCall } from '../support/fault-proxy.js';
 import type { LedgerEntry } from '../support/ledger.js';
-import { FAILOVER_BOUND_MS, type Instance, ms, Results, Scenario, sharedAzurite, sleep, T } from './harness.js';
+import { chaosFile, FAILOVER_BOUND_MS, type Instance, ms, Scenario, scenario, sleep, T } from './harness.js';
 
 /** The last renewal (or acquisition) of `instance` that reached the store before `before`. */
 function lastRenewReaching(instance: Instance, before: number): ProxyCall {
@@ -45,22 +45,10 @@ function expectSteppedDownInTime(s: Scenario, entries: LedgerEntry[], leader: In
 }
 
 describe('chaos: store faults on the leader', () => {
-  let store: Awaited<ReturnType<typeof sharedAzurite>>;
-  const results = new Results('store-faults');
-
-  beforeAll(async () => {
-    store = await sharedAzurite();
-  });
-
-  afterAll(async () => {
-    results.flush();
-    await store?.stop();
-  });
+  const { store, results } = chaosFile('store-faults');
 
   it.concurrent("3. blackhole the leader's store traffic → it steps down by its deadline, before the lease can expire; another takes over; heal → follower", async () => {
-    const s = new Scenario('3-blackhole', store.port);
-    let ok = false;
-    try {
+    await scenario('3-blackhole', store.port, async (s) => {
       await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -99,17 +87,11 @@ describe('chaos: store faults on the leader', () => {
       // The old leader never led again, and did nothing leader-only after its term.
       expect(entries.filter((e) => e.t === 'term' && e.id === leader.id && e.at > holeAt)).toEqual([]);
       expect(summary.report.longestGapMs(healAt, until)).toBe(0);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 
   it.concurrent('4. 503/500 bursts shorter than the renew deadline → no leadership change; longer → clean step-down and takeover', async () => {
-    const s = new Scenario('4-5xx', store.port);
-    let ok = false;
-    try {
+    await scenario('4-5xx', store.port, async (s) => {
       await s.start(3);
       const first = await s.waitForLeader();
       await sleep(3_000);
@@ -166,10 +148,6 @@ describe('chaos: store faults on the leader', () => {
         leaderElection: { status: 'down', reason: expect.stringMatching(/failing/) },
       });
       expect(summary.report.longestGapMs(healAt, until)).toBe(0);
-      ok = true;
-    } finally {
-      await s.finish();
-      s.cleanup(!ok);
-    }
+    });
   }, 180_000);
 });

@@ -13,7 +13,7 @@ import { dropPostgresTables, etcdEndpoint, MYSQL_URL, PG_URL, REDIS_URL, uniqueN
 import { HoldingProxy } from '../support/holding-proxy.js';
 import type { LedgerEntry } from '../support/ledger.js';
 import { portOf, withPort } from '../support/reply-losing-proxy.js';
-import { connectionStringFor, Scenario, SLACK_MS, sharedAzurite, sleep, T } from './harness.js';
+import { connectionStringFor, SLACK_MS, scenario, sharedAzurite, sleep, T } from './harness.js';
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), 'fixture/hang-app.ts');
 
@@ -145,92 +145,96 @@ describe('chaos: the store hangs for 2× the lease, then answers', () => {
     async (store) => {
       const t = store.timings;
       const proxy = await HoldingProxy.start(await store.port());
-      const s = new Scenario(`hang-${store.kind}`, 0);
-      let ok = false;
-      try {
-        await s.start(3, {
-          fixture: FIXTURE,
-          noProxy: true,
-          env: {
-            STORE: store.kind,
-            CONNECTION: store.connection(proxy.port),
-            NAMESPACE: store.namespace,
-            LEASE_MS: String(t.leaseMs),
-            RENEW_DEADLINE_MS: String(t.renewDeadlineMs),
-            RENEW_INTERVAL_MS: String(t.renewIntervalMs),
-            RETRY_MS: String(t.retryMs),
-          },
-        });
-        const steps = (job?: string) =>
-          s.ledger().filter((e): e is Step => e.t === 'step' && (job === undefined || e.job === job));
-        await s.waitForLeader(30_000);
-        // Both cron jobs run before the hang: their silence or burst after it means something.
-        await s.waitFor('two runs of each cron job', () => CRON_JOBS.every((job) => steps(job).length >= 2), 10_000);
+      await scenario(
+        `hang-${store.kind}`,
+        0,
+        async (s) => {
+          await s.start(3, {
+            fixture: FIXTURE,
+            noProxy: true,
+            env: {
+              STORE: store.kind,
+              CONNECTION: store.connection(proxy.port),
+              NAMESPACE: store.namespace,
+              LEASE_MS: String(t.leaseMs),
+              RENEW_DEADLINE_MS: String(t.renewDeadlineMs),
+              RENEW_INTERVAL_MS: String(t.renewIntervalMs),
+              RETRY_MS: String(t.retryMs),
+            },
+          });
+          const steps = (job?: string) =>
+            s.ledger().filter((e): e is Step => e.t === 'step' && (job === undefined || e.job === job));
+          await s.waitForLeader(30_000);
+          // Both cron jobs run before the hang: their silence or burst after it means something.
+          await s.waitFor('two runs of each cron job', () => CRON_JOBS.every((job) => steps(job).length >= 2), 10_000);
 
-        const holdAt = proxy.hold();
-        await sleep(2 * t.leaseMs);
-        const releaseAt = proxy.release();
-        const heldChunks = proxy.heldChunks;
-        const next = await s.waitForTerm('a leader after the store answers again', releaseAt, resumeBoundMs(t) + 5_000);
-        await s.waitFor(
-          'two runs of each cron job after the hang',
-          () => CRON_JOBS.every((job) => steps(job).filter((e) => e.at > releaseAt).length >= 2),
-          10_000,
-        );
-        // Queued answers and ticks would have burst out by now; the jobs keep their pace meanwhile.
-        await sleep(2_000);
-        const until = Date.now();
-        const summary = await s.finish();
-
-        const violations = [...summary.violations];
-        const all = steps().filter((e) => e.at <= until);
-        // No renewal sent after holdAt can be answered before releaseAt: every term ends by then.
-        const lastDeadline = holdAt + t.renewDeadlineMs;
-        for (const e of all.filter((x) => x.at > lastDeadline + STAMP_SLACK_MS && x.at <= releaseAt)) {
-          violations.push(
-            `${e.id} ran ${e.job} (term ${e.term}) at ${e.at}, ${e.at - lastDeadline} ms after every term had to end`,
+          const holdAt = proxy.hold();
+          await sleep(2 * t.leaseMs);
+          const releaseAt = proxy.release();
+          const heldChunks = proxy.heldChunks;
+          const next = await s.waitForTerm(
+            'a leader after the store answers again',
+            releaseAt,
+            resumeBoundMs(t) + 5_000,
           );
-        }
-        const pace: Record<string, string> = {};
-        for (const job of CRON_JOBS) {
-          const times = all
-            .filter((e) => e.job === job)
-            .map((e) => e.at)
-            .sort((a, b) => a - b);
-          const most = densest(times, BURST_WINDOW_MS);
-          if (most > BURST_MAX) violations.push(`${job}: ${most} runs within ${BURST_WINDOW_MS} ms (a burst)`);
-          // Once a second, plus a tick at each edge: anything more is a missed tick run late.
-          const after = times.filter((at) => at > releaseAt).length;
-          const allowed = Math.floor((until - releaseAt) / 1_000) + 2;
-          if (after > allowed)
-            violations.push(
-              `${job}: ${after} runs in the ${until - releaseAt} ms after the store answered (at most ${allowed})`,
-            );
-          pace[job] = `${after} runs in ${((until - releaseAt) / 1000).toFixed(1)} s`;
-        }
-        const firstAct = all.filter((e) => e.at > releaseAt).sort((a, b) => a.at - b.at)[0];
-        const electedAfter = next.at - releaseAt;
-        const actedAfter = (firstAct?.at ?? Number.POSITIVE_INFINITY) - releaseAt;
-        console.log(
-          `store hangs, ${store.name}: held ${2 * t.leaseMs} ms (${heldChunks} chunks queued); after it answered: ` +
-            `${next.id} elected in ${electedAfter} ms, first leader-only run in ${actedAfter} ms ` +
-            `(bound ${Math.round(resumeBoundMs(t))} ms); ${Object.entries(pace)
-              .map(([job, p]) => `${job} ${p}`)
-              .join(', ')}; ` +
-            `terms ${summary.terms}, leader-only steps ${summary.steps}`,
-        );
+          await s.waitFor(
+            'two runs of each cron job after the hang',
+            () => CRON_JOBS.every((job) => steps(job).filter((e) => e.at > releaseAt).length >= 2),
+            10_000,
+          );
+          // Queued answers and ticks would have burst out by now; the jobs keep their pace meanwhile.
+          await sleep(2_000);
+          const until = Date.now();
+          const summary = await s.finish();
 
-        expect(violations).toEqual([]);
-        expect(heldChunks).toBeGreaterThan(0);
-        expect(electedAfter).toBeLessThanOrEqual(resumeBoundMs(t));
-        expect(actedAfter).toBeLessThanOrEqual(resumeBoundMs(t));
-        ok = true;
-      } finally {
-        await s.finish();
-        await proxy.close();
-        await store.cleanup?.().catch(() => undefined);
-        s.cleanup(!ok);
-      }
+          const violations = [...summary.violations];
+          const all = steps().filter((e) => e.at <= until);
+          // No renewal sent after holdAt can be answered before releaseAt: every term ends by then.
+          const lastDeadline = holdAt + t.renewDeadlineMs;
+          for (const e of all.filter((x) => x.at > lastDeadline + STAMP_SLACK_MS && x.at <= releaseAt)) {
+            violations.push(
+              `${e.id} ran ${e.job} (term ${e.term}) at ${e.at}, ${e.at - lastDeadline} ms after every term had to end`,
+            );
+          }
+          const pace: Record<string, string> = {};
+          for (const job of CRON_JOBS) {
+            const times = all
+              .filter((e) => e.job === job)
+              .map((e) => e.at)
+              .sort((a, b) => a - b);
+            const most = densest(times, BURST_WINDOW_MS);
+            if (most > BURST_MAX) violations.push(`${job}: ${most} runs within ${BURST_WINDOW_MS} ms (a burst)`);
+            // Once a second, plus a tick at each edge: anything more is a missed tick run late.
+            const after = times.filter((at) => at > releaseAt).length;
+            const allowed = Math.floor((until - releaseAt) / 1_000) + 2;
+            if (after > allowed)
+              violations.push(
+                `${job}: ${after} runs in the ${until - releaseAt} ms after the store answered (at most ${allowed})`,
+              );
+            pace[job] = `${after} runs in ${((until - releaseAt) / 1000).toFixed(1)} s`;
+          }
+          const firstAct = all.filter((e) => e.at > releaseAt).sort((a, b) => a.at - b.at)[0];
+          const electedAfter = next.at - releaseAt;
+          const actedAfter = (firstAct?.at ?? Number.POSITIVE_INFINITY) - releaseAt;
+          console.log(
+            `store hangs, ${store.name}: held ${2 * t.leaseMs} ms (${heldChunks} chunks queued); after it answered: ` +
+              `${next.id} elected in ${electedAfter} ms, first leader-only run in ${actedAfter} ms ` +
+              `(bound ${Math.round(resumeBoundMs(t))} ms); ${Object.entries(pace)
+                .map(([job, p]) => `${job} ${p}`)
+                .join(', ')}; ` +
+              `terms ${summary.terms}, leader-only steps ${summary.steps}`,
+          );
+
+          expect(violations).toEqual([]);
+          expect(heldChunks).toBeGreaterThan(0);
+          expect(electedAfter).toBeLessThanOrEqual(resumeBoundMs(t));
+          expect(actedAfter).toBeLessThanOrEqual(resumeBoundMs(t));
+        },
+        async () => {
+          await proxy.close();
+          await store.cleanup?.().catch(() => undefined);
+        },
+      );
     },
     180_000,
   );

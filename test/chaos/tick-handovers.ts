@@ -1,5 +1,5 @@
 // Issue 16 chaos driver, shared by test/chaos/once-per-tick.spec.ts (a few handovers, in npm test)
-// and bench/once-per-tick.ts (50, with figures): real processes of test/chaos/fixture/tick-app.ts
+// and bench/experiments/once-per-tick.ts (50, with figures): real processes of test/chaos/fixture/tick-app.ts
 // over the machine's PostgreSQL, a 1-second once-per-tick cron job, replicas 500 ms apart on the
 // wall clock, the leader stopped (SIGTERM) or killed (kill -9) 100 ms after one of its ticks. The
 // kind is chosen per clock direction (ahead→behind, behind→ahead), so both kinds run both ways.

@@ -76,7 +76,7 @@ export function fleetRows(stores, callsResult, errors) {
 }
 
 /**
- * Figure 8 with standby followers (`activeFollowers`), from bench/standby.mjs's own run (its window
+ * Figure 8 with standby followers (`activeFollowers`), from bench/experiments/standby.mjs's own run (its window
  * must span several 30 s standby polls, longer than this run's): per store, the fleet's calls per hour
  * with the option next to the same fleet without it (both measured there, in the same run).
  * @param {string} file bench/results/standby.json
@@ -85,12 +85,12 @@ export function fleetRows(stores, callsResult, errors) {
  */
 export function standbyFleetRows(file, errors) {
   if (!existsSync(file)) {
-    errors.push('figure 8 standby: no bench/results/standby.json (run node bench/standby.mjs)');
+    errors.push('figure 8 standby: no bench/results/standby.json (run node bench/experiments/standby.mjs)');
     return [];
   }
   const measured = JSON.parse(readFileSync(file, 'utf8'));
   const { activeFollowers, standbyPollMs } = measured.settings;
-  const settings = `activeFollowers ${activeFollowers}, standbyPollMs ${standbyPollMs / 1000} s; defaults; measured by bench/standby.mjs on ${measured.measuredAt.slice(0, 10)}`;
+  const settings = `activeFollowers ${activeFollowers}, standbyPollMs ${standbyPollMs / 1000} s; defaults; measured by bench/experiments/standby.mjs on ${measured.measuredAt.slice(0, 10)}`;
   /** @type {Row[]} */
   const rows = [];
   /** @type {Array<[string, string, string, string]>} */

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+// Run: node bench/experiments/etcd-handover.mjs [--trials=30] [--floor=100] [--no-fsync] [--only=2s-1]
 // @ts-check
 // Where an etcd handover's time goes (issue 17). Real Nest processes as in figure 3 (a leader-only
 // `@Interval(20)` job; SIGTERM on the leader → the next leader's first run), each replica's store
@@ -20,7 +20,7 @@
 // only, never the figure we report.
 // Prints tables and writes bench/results/etcd-handover.json. No pass/fail.
 //
-//   node bench/etcd-handover.mjs [--trials=30] [--floor=100] [--no-fsync] [--only=2s-1]
+//   node bench/experiments/etcd-handover.mjs [--trials=30] [--floor=100] [--no-fsync] [--only=2s-1]
 import { spawnSync } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdirSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -28,7 +28,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
+const root = join(here, '../..');
 const arg = (/** @type {string} */ name) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const TRIALS = Number(arg('trials') ?? 30);
@@ -76,10 +76,10 @@ async function replica() {
   const { Injectable, Module } = await import('@nestjs/common');
   const { NestFactory } = await import('@nestjs/core');
   const { Interval, ScheduleModule } = await import('@nestjs/schedule');
-  const { LeaderElectionModule } = await import('../lib/nest/leader-election.module.js');
-  const { LeaderElectionService } = await import('../lib/nest/leader-election.service.js');
-  const { LeaderOnly } = await import('../lib/nest/decorators/leader-only.decorator.js');
-  const { EtcdLeaseStore } = await import('../lib/etcd.js');
+  const { LeaderElectionModule } = await import('../../lib/nest/leader-election.module.js');
+  const { LeaderElectionService } = await import('../../lib/nest/leader-election.service.js');
+  const { LeaderOnly } = await import('../../lib/nest/decorators/leader-only.decorator.js');
+  const { EtcdLeaseStore } = await import('../../lib/etcd.js');
   const env = process.env;
   const out = (/** @type {string} */ type, /** @type {Record<string, unknown>} */ extra = {}) =>
     writeSync(1, `@@b ${JSON.stringify({ type, at: mono(), ...extra })}\n`);
@@ -207,9 +207,9 @@ function traceStore(store, out) {
 // ---- the runner -------------------------------------------------------------------------------
 
 async function runner() {
-  const { startEtcd } = await import('../scripts/lib/etcd.mjs');
-  const { Child, sleep, killAll } = await import('./lib/proc.mjs');
-  const { summarize, round } = await import('./lib/stats.mjs');
+  const { startEtcd } = await import('../../scripts/lib/etcd.mjs');
+  const { Child, sleep, killAll } = await import('../lib/proc.mjs');
+  const { summarize, round } = await import('../lib/stats.mjs');
   const { Etcd3 } = await import('etcd3');
 
   /** @param {number[]} values */
@@ -320,7 +320,7 @@ async function runner() {
       { loader: true },
     );
 
-  /** @typedef {import('./lib/proc.mjs').BenchEvent} BenchEvent */
+  /** @typedef {import('../lib/proc.mjs').BenchEvent} BenchEvent */
   /** @typedef {InstanceType<typeof Child>} ChildT */
 
   /** A follower that is up, watching, and at a random phase of its loop (as figure 3 waits). */
@@ -541,7 +541,7 @@ async function runner() {
   }
   out.seconds = Math.round((Date.now() - started) / 1000);
   out.loadAtEnd = load();
-  mkdirSync(join(here, 'results'), { recursive: true });
+  mkdirSync(join(here, '../results'), { recursive: true });
   writeFileSync(join(here, 'results/etcd-handover.json'), `${JSON.stringify(out, null, 2)}\n`);
   console.log(`\n${out.seconds} s; wrote bench/results/etcd-handover.json`);
 }

@@ -1,4 +1,4 @@
-import { checkLedger, type LedgerEntry, type SendEvidence } from '../support/ledger.js';
+import { checkLedger, type LedgerEntry, type SendEvidence } from '../ledger.js';
 
 // Several elections in one ledger: "no two acting leaders" holds per election. Two instances
 // leading different elections at once is what spread is for; two leading one election never.

@@ -1,4 +1,4 @@
-import { checkLedger, type LedgerEntry, type SendEvidence } from '../support/ledger.js';
+import { checkLedger, type LedgerEntry, type SendEvidence } from '../ledger.js';
 
 // The chaos checker's acting intervals end by the proxy's log of requests (renewDeadline after the
 // last successful acquire/renew arrived), not by the elector's own `validUntil`: an elector that

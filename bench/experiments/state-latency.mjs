@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+// Run: node bench/experiments/state-latency.mjs [--quick] [--stores=postgres,redis]
 // @ts-check
 // What a leader-state write costs on each store: `writeState` latency (a 1 KiB value and a 64 KiB
 // one, the size every store promises), beside `readState` and `renew` (the other conditional round
@@ -7,7 +7,7 @@
 // the floor. One leader, sequential calls, so each figure is one round trip plus the store's work.
 // Prints a table and writes bench/results/state-latency.json. No pass/fail.
 //
-//   node bench/state-latency.mjs [--quick] [--stores=postgres,redis]
+//   node bench/experiments/state-latency.mjs [--quick] [--stores=postgres,redis]
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
+const root = join(here, '../..');
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((arg) => arg.startsWith('--stores='))?.slice('--stores='.length);
 /** Sequential samples per figure (after WARMUP unmeasured rounds that open connections). */
@@ -26,7 +26,7 @@ const WARMUP = 10;
 const LEASE_MS = 15_000;
 const CALL_TIMEOUT_MS = 10_000;
 
-/** @typedef {ReturnType<typeof import('./lib/stats.mjs').summarize>} Summary */
+/** @typedef {ReturnType<typeof import('../lib/stats.mjs').summarize>} Summary */
 /** @typedef {{ writeState1KiB: Summary, writeState64KiB: Summary, readState: Summary, renew: Summary }} StoreFigures */
 
 if (!process.env.STATE_BENCH_CHILD) {
@@ -39,11 +39,11 @@ if (!process.env.STATE_BENCH_CHILD) {
   process.exit(child.status ?? 1);
 }
 
-const { startServers, ALL_STORES } = await import('./lib/servers.mjs');
-const { summarize, round } = await import('./lib/stats.mjs');
-const { makeStore } = await import('./apps/stores.js');
-const { InMemoryLeaseStore } = await import('../lib/stores/memory/memory.store.js');
-const { supportsState } = await import('../lib/stores/lease-store.js');
+const { startServers, ALL_STORES } = await import('../lib/servers.mjs');
+const { summarize, round } = await import('../lib/stats.mjs');
+const { makeStore } = await import('../apps/stores.js');
+const { InMemoryLeaseStore } = await import('../../lib/stores/memory/memory.store.js');
+const { supportsState } = await import('../../lib/stores/lease-store.js');
 
 /** @type {string[]} */
 const errors = [];
@@ -85,7 +85,7 @@ for (const [kind, figures] of Object.entries(results)) {
 }
 for (const error of errors) console.log(`note: ${error}`);
 
-const out = join(here, 'results', 'state-latency.json');
+const out = join(here, '../results', 'state-latency.json');
 mkdirSync(dirname(out), { recursive: true });
 writeFileSync(
   out,
@@ -159,7 +159,7 @@ async function serverVersion(kind) {
  * @returns {Promise<StoreFigures>}
  */
 async function measure(kind) {
-  /** @type {import('../lib/stores/lease-store.js').LeaseStore} */
+  /** @type {import('../../lib/stores/lease-store.js').LeaseStore} */
   const store = kind === 'memory' ? new InMemoryLeaseStore() : await makeStore(kind);
   try {
     if (!supportsState(store)) throw new Error(`${store.name} does not support leader state`);

@@ -1,3 +1,4 @@
+// Run: node bench/experiments/standby.mjs [--runs N] [--window-s S]
 // @ts-check
 // Standby followers (`activeFollowers`) on the two stores that do not push, Azure Blob (Azurite) and
 // MySQL/MariaDB, at the library's default timings (lease 15 s, renew 2.5 s, retry 2 s) and
@@ -13,17 +14,17 @@
 // L + (R − 1)·F without. Runs against the built package (`npm run build` first). Writes
 // bench/results/standby.json; `npm run bench` puts its projection into figure 8.
 //
-//   node bench/standby.mjs [--runs N] [--window-s S]
+//   node bench/experiments/standby.mjs [--runs N] [--window-s S]
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, startAzurite } from '../scripts/lib/azurite.mjs';
-import { countingProxy } from './lib/azure-proxy.mjs';
-import { arg } from './lib/cli-args.mjs';
+import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, startAzurite } from '../../scripts/lib/azurite.mjs';
+import { countingProxy } from '../lib/azure-proxy.mjs';
+import { arg } from '../lib/cli-args.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const RUNS = Number(arg('--runs', '5'));
 const WINDOW_MS = Number(arg('--window-s', '240')) * 1_000;
 const OUT = join(ROOT, 'bench/results/standby.json');
@@ -38,9 +39,9 @@ const AZURE_PER_10K = Number(process.env.BENCH_AZURE_OTHER_PER_10K ?? 0.0044);
 const HOURS_PER_MONTH = 730;
 
 const dist = (/** @type {string} */ file) => pathToFileURL(join(ROOT, 'dist/esm', file)).href;
-/** @type {typeof import('../lib/index.js')} */
+/** @type {typeof import('../../lib/index.js')} */
 const lib = await import(dist('index.js'));
-/** @type {typeof import('../lib/mysql.js')} */
+/** @type {typeof import('../../lib/mysql.js')} */
 const mysqlLib = await import(dist('mysql.js'));
 const silent = { log() {}, warn() {}, error() {} };
 const tag = () => randomBytes(3).toString('hex');
@@ -49,7 +50,7 @@ const sleep = (/** @type {number} */ ms) => new Promise((done) => setTimeout(don
 /**
  * A store client that counts its calls (every LeaseStore method is one call) and can be "crashed":
  * from then on its calls never answer (until their signal aborts), so nothing is released.
- * @param {import('../lib/index.js').LeaseStore} store
+ * @param {import('../../lib/store.js').LeaseStore} store
  */
 function replicaStore(store) {
   /** @type {number[]} */
@@ -96,7 +97,7 @@ const perHour = (/** @type {number} */ count, /** @type {number} */ ms) => (coun
 /**
  * One store: the calls of each role over the window, then RUNS crash and graceful takeovers with and
  * without standby, all fleets in parallel (each its own election).
- * @param {(replica: number) => Promise<{ store: import('../lib/index.js').LeaseStore, billed?: (from: number, to: number) => number, close?: () => Promise<void> }>} client
+ * @param {(replica: number) => Promise<{ store: import('../../lib/store.js').LeaseStore, billed?: (from: number, to: number) => number, close?: () => Promise<void> }>} client
  */
 async function measureStore(client) {
   /** @param {boolean} standby @param {string} election */
@@ -140,7 +141,7 @@ async function measureStore(client) {
     if (slot.held) slotHolders.add(slot.holder);
   }
   await Promise.all([reader.store.close?.(), reader.close?.()]);
-  /** @param {{ replicas: Array<{ elector: import('../lib/index.js').Elector, count: (a: number, b: number) => number, billed?: (a: number, b: number) => number }> }} f */
+  /** @param {{ replicas: Array<{ elector: import('../../lib/index.js').Elector, count: (a: number, b: number) => number, billed?: (a: number, b: number) => number }> }} f */
   const roles = (f) => {
     /** @type {Record<string, { calls: number[], billed: number[] }>} */
     const byRole = {};

@@ -21,9 +21,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { editsOf, mutants } from '../test/mutants/mutants.mjs';
+import { editsOf, mutants } from './mutants.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyIndex = args.indexOf('--only');
@@ -273,7 +273,7 @@ console.log(`mutants: ${killed} of ${rows.length} killed; wall time ${wallSecond
 if (jsonPath) {
   const report = {
     at: new Date().toISOString(),
-    command: `node scripts/mutants.mjs ${args.join(' ')}`.trim(),
+    command: `node test/mutants/run.mjs ${args.join(' ')}`.trim(),
     wallSeconds,
     cleanRunSeconds: Math.round(cleanSeconds * 10) / 10,
     mutants: rows.length,

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+// Run: node bench/experiments/step-down-lag.mjs [--trials=30]
 // @ts-check
 // Step-down lag on real timers: how long after its deadline a leader's term `signal` aborts (and
 // `revoked` is emitted) when nothing reads `isLeader()` — only the deadline timer can end the term.
@@ -8,7 +8,7 @@
 // before the next leader's election the old term's signal aborted (must stay > 0: no overlap).
 // Prints a table and writes bench/results/step-down-lag.json. No pass/fail.
 //
-//   node bench/step-down-lag.mjs [--trials=30]
+//   node bench/experiments/step-down-lag.mjs [--trials=30]
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
+const root = join(here, '../..');
 const TRIALS = Number(process.argv.find((arg) => arg.startsWith('--trials='))?.slice('--trials='.length) ?? 30);
 const SETTINGS = [
   { leaseDurationMs: 2000, renewDeadlineMs: 250, renewIntervalMs: 240 },
@@ -33,10 +33,10 @@ if (!process.env.STEP_DOWN_BENCH_CHILD) {
   process.exit(child.status ?? 1);
 }
 
-const { Elector } = await import('../lib/election/elector.js');
-const { InMemoryLeaseStore } = await import('../lib/stores/memory/memory.store.js');
-const { TransientLeaseStoreError } = await import('../lib/stores/lease-store.js');
-const { summarize, round } = await import('./lib/stats.mjs');
+const { Elector } = await import('../../lib/election/elector.js');
+const { InMemoryLeaseStore } = await import('../../lib/stores/memory/memory.store.js');
+const { TransientLeaseStoreError } = await import('../../lib/stores/lease-store.js');
+const { summarize, round } = await import('../lib/stats.mjs');
 
 /** A summary with every figure rounded to 0.01 ms. @param {number[]} values */
 const summary = (values) => {
@@ -52,7 +52,7 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
  * store directly. Also records when `a`'s acquire reached the store: the elector reads its send
  * instant just before calling it, so the term's deadline is `acquireAt + renewDeadlineMs` to within
  * microseconds (a hair late, so the measured lag is, if anything, a hair short).
- * @param {import('../lib/stores/lease-store.js').LeaseStore} inner
+ * @param {import('../../lib/stores/lease-store.js').LeaseStore} inner
  */
 function outageFor(inner) {
   const store = Object.create(inner);
@@ -61,15 +61,15 @@ function outageFor(inner) {
   const fail = async () => {
     throw new TransientLeaseStoreError('store unreachable (bench)');
   };
-  /** @param {import('../lib/stores/lease-store.js').AcquireRequest} request */
+  /** @param {import('../../lib/stores/lease-store.js').AcquireRequest} request */
   store.acquire = (request) => {
     if (store.unreachable) return fail();
     store.acquireAt = performance.now();
     return inner.acquire(request);
   };
-  /** @param {import('../lib/stores/lease-store.js').Lease} lease @param {import('../lib/stores/lease-store.js').RenewOptions} options */
+  /** @param {import('../../lib/stores/lease-store.js').Lease} lease @param {import('../../lib/stores/lease-store.js').RenewOptions} options */
   store.renew = (lease, options) => (store.unreachable ? fail() : inner.renew(lease, options));
-  /** @param {import('../lib/stores/lease-store.js').Lease} lease @param {import('../lib/stores/lease-store.js').ReleaseOptions} options */
+  /** @param {import('../../lib/stores/lease-store.js').Lease} lease @param {import('../../lib/stores/lease-store.js').ReleaseOptions} options */
   store.release = (lease, options) => (store.unreachable ? fail() : inner.release(lease, options));
   return store;
 }
@@ -78,7 +78,7 @@ function outageFor(inner) {
 async function trial(timings) {
   const inner = new InMemoryLeaseStore();
   const storeA = outageFor(inner);
-  /** @param {string} identity @param {import('../lib/stores/lease-store.js').LeaseStore} store */
+  /** @param {string} identity @param {import('../../lib/stores/lease-store.js').LeaseStore} store */
   const make = (identity, store) =>
     new Elector({ store, election: 'lag', identity, logger: quiet, retryIntervalMs: 50, ...timings });
   const a = make('a', storeA);
@@ -135,7 +135,7 @@ const out = {
   note: 'real timers, in-memory store unreachable for the leader after its acquire (renewals, release, acquires fail); b polls every 50 ms; lag = term signal abort (or revoked) minus the deadline (acquire send + renewDeadlineMs); a lag down to -1 ms is the wall-clock deadline (Date.now(), whole ms) ending the term first',
   results,
 };
-mkdirSync(join(here, 'results'), { recursive: true });
+mkdirSync(join(here, '../results'), { recursive: true });
 writeFileSync(join(here, 'results/step-down-lag.json'), `${JSON.stringify(out, null, 2)}\n`);
 console.log(
   `step-down lag on real timers, ${TRIALS} trials each (load average ${round(load, 1)} on ${cpus().length} CPUs)`,

@@ -1,8 +1,9 @@
+// Run: node --import ./test/support/swc-register.mjs bench/experiments/once-per-tick.ts [--runs 50] [--missed catch-up|skip]
 // Issue 16, the long chaos run: `once: 'per-tick'` cron runs across many real handovers on
 // PostgreSQL (the short version is test/chaos/once-per-tick.spec.ts, in npm test).
 //
-//   node --import ./test/support/swc-register.mjs bench/once-per-tick.ts [--runs 50] [--missed catch-up|skip]
-//   … bench/once-per-tick.ts --once off [--runs 10]   (baseline: a plain @LeaderOnly() cron)
+//   node --import ./test/support/swc-register.mjs bench/experiments/once-per-tick.ts [--runs 50] [--missed catch-up|skip]
+//   … bench/experiments/once-per-tick.ts --once off [--runs 10]   (baseline: a plain @LeaderOnly() cron)
 //
 // Two replicas 500 ms apart on the wall clock; the leader gets SIGTERM or kill -9 100 ms after one
 // of its ticks, the kind balanced per clock direction (ahead→behind, behind→ahead) over the whole
@@ -14,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ClockDirection, type Handover, runTickHandovers } from '../test/chaos/tick-handovers.js';
+import { type ClockDirection, type Handover, runTickHandovers } from '../../test/chaos/tick-handovers.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, fallback: string) => {
@@ -109,7 +110,7 @@ const result = {
 console.log(JSON.stringify(result, null, 2));
 const out = join(
   dirname(fileURLToPath(import.meta.url)),
-  'results',
+  '../results',
   perTick ? `once-per-tick-${missed}.json` : 'once-per-tick-off.json',
 );
 mkdirSync(dirname(out), { recursive: true });

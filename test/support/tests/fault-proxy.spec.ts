@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FaultProxy } from '../support/fault-proxy.js';
+import { FaultProxy } from '../fault-proxy.js';
 
 async function get(port: number, timeoutMs = 2000): Promise<number | string> {
   return new Promise((resolve) => {

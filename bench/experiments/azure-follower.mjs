@@ -1,3 +1,4 @@
+// Run: npm run build && node bench/experiments/azure-follower.mjs [--runs N] [--window-s S] [--dist DIR] [--out FILE]
 // @ts-check
 // AzureBlobLeaseStore on Azurite at the library's default timings: the HTTP requests a leader and a
 // follower send per hour (counted at a proxy in front of Azurite), and the two takeover figures the
@@ -6,22 +7,22 @@
 // first), or another build's dist/esm given with --dist (e.g. the previous commit's, for a
 // before/after). Prints a table and writes bench/results/azure-follower.json (--out to change).
 //
-//   node bench/azure-follower.mjs [--runs N] [--window-s S] [--dist DIR] [--out FILE]
+//   node bench/experiments/azure-follower.mjs [--runs N] [--window-s S] [--dist DIR] [--out FILE]
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, startAzurite } from '../scripts/lib/azurite.mjs';
-import { countingProxy } from './lib/azure-proxy.mjs';
-import { arg } from './lib/cli-args.mjs';
+import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, startAzurite } from '../../scripts/lib/azurite.mjs';
+import { countingProxy } from '../lib/azure-proxy.mjs';
+import { arg } from '../lib/cli-args.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const RUNS = Number(arg('--runs', '3'));
 const WINDOW_MS = Number(arg('--window-s', '30')) * 1_000;
 const DIST = resolve(arg('--dist', join(ROOT, 'dist/esm')));
 const OUT = resolve(arg('--out', join(ROOT, 'bench/results/azure-follower.json')));
 
-/** @type {typeof import('../lib/index.js')} */
+/** @type {typeof import('../../lib/index.js')} */
 const lib = await import(pathToFileURL(join(DIST, 'index.js')).href);
 
 /** @param {() => boolean} check @param {number} timeoutMs */

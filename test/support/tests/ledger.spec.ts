@@ -1,4 +1,4 @@
-import { checkContention, checkLedger, type LedgerEntry } from '../support/ledger.js';
+import { checkContention, checkLedger, type LedgerEntry } from '../ledger.js';
 
 // The chaos checker must catch what it exists to catch: these cases prove it can fail.
 describe('chaos ledger checker', () => {

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+// Run: npm run bench:sim (SIM_RUNS=100000 SIM_WORKERS=2 node bench/experiments/sim-campaign.mjs)
 // @ts-check
 // A long deterministic-simulation campaign (test/sim): real Electors over a simulated faulty store,
 // `SIM_RUNS` schedules (default 100000) from `SIM_SEED`, split over `SIM_WORKERS` processes
@@ -7,15 +7,15 @@
 // after that many seconds (a shared machine can be slower than planned): the result then says how
 // many of the requested runs were done, and which ones.
 //
-//   SIM_RUNS=100000 SIM_WORKERS=2 node bench/sim-campaign.mjs
-//   SIM_CHECKS=lag,overlap SIM_FAULTS=partition,early node bench/sim-campaign.mjs   (narrowed)
+//   SIM_RUNS=100000 SIM_WORKERS=2 node bench/experiments/sim-campaign.mjs
+//   SIM_CHECKS=lag,overlap SIM_FAULTS=partition,early node bench/experiments/sim-campaign.mjs   (narrowed)
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
+const root = join(here, '../..');
 const register = join(root, 'test/support/swc-register.mjs');
 
 if (process.argv[2] === '--child') {
@@ -124,6 +124,6 @@ const figures = {
   ),
 };
 console.log(JSON.stringify(figures, null, 2));
-mkdirSync(join(here, 'results'), { recursive: true });
+mkdirSync(join(here, '../results'), { recursive: true });
 writeFileSync(join(here, 'results/sim.json'), `${JSON.stringify(figures, null, 2)}\n`);
 console.log(`written: bench/results/sim.json`);
