@@ -85,7 +85,7 @@ if (process.env.METRICS_BENCH_MODE) {
 }
 
 /** @typedef {ReturnType<typeof summarize>} Summary */
-/** @typedef {import('../lib/index.js').LeaseStore} LeaseStore */
+/** @typedef {import('../lib/store.js').LeaseStore} LeaseStore */
 /** @typedef {import('../lib/metrics/instrumented.store.js').StoreCallSink} StoreCallSink */
 
 /** @param {string} mode */
@@ -194,7 +194,11 @@ async function measure(mode) {
   const sink2 = {};
   const meter = await resolveMeter();
   if (meter)
-    sink2.recorder = new ElectionMetrics(meter, leader.get(lib.LeaderElectionService).election(), renewStore.name);
+    sink2.recorder = new ElectionMetrics(
+      meter,
+      leader.get(lib.LeaderElectionService).runtimes.default,
+      renewStore.name,
+    );
   const viewed = instrumentLeaseStore(renewStore, sink2);
   const signal = new AbortController().signal;
   const won = await renewStore.acquire({ election: 'renew-bench', identity: 'r', leaseDurationMs: 600_000, signal });

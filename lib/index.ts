@@ -1,11 +1,12 @@
-// Public API. Drivers other than Azure live behind their own subpaths
+// Public API: what an app uses. Drivers other than Azure live behind their own subpaths
 // (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
 // /terminus, so importing this file loads none of those optional peers. The Azure SDK is a dependency
 // but is imported only when an AzureBlobLeaseStore is built (lib/stores/azure/azure-client.ts).
+// What a store author needs (the LeaseStore contract, its types, errors and capability guards) is
+// `nestjs-leader-election/store` (lib/store.ts); test/unit/public-api.spec.ts keeps this list short.
 
 export {
   Elector,
-  type ElectorHealth,
   type ElectorLogger,
   type ElectorOptions,
   type ElectorState,
@@ -13,7 +14,6 @@ export {
   type HandoverHooks,
   type HandoverRequestOptions,
   type LeadershipEvent,
-  type StopOptions,
 } from './election/elector.js';
 export { DEFAULT_TIMINGS, type ElectorTimings } from './election/elector-options.js';
 export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
@@ -21,14 +21,13 @@ export {
   type ElectedHookEvent,
   type LeaderChangedHookEvent,
   OnElected,
+  type OnElectedOptions,
   OnLeaderChanged,
   OnRevoked,
   type RevokedHookEvent,
 } from './nest/decorators/leadership-hooks.decorator.js';
 export type {
   LeaderElectionModuleOptions,
-  LeaderElectionNames,
-  LeaderElectionSharedOptions,
   LeaderOnlyGuardOptions,
 } from './nest/interfaces/leader-election-options.interface.js';
 export { LEADER_ELECTION_MODULE_OPTIONS } from './nest/leader-election.constants.js';
@@ -36,7 +35,7 @@ export { LEADER_ELECTION_MODULE_OPTIONS } from './nest/leader-election.constants
 export { LeaderElectionModule } from './nest/leader-election.module.js';
 export type { LeaderElectionOptionsFactory } from './nest/leader-election.module-definition.js';
 export {
-  ElectionHandle,
+  type ElectionHandle,
   type HandoverRequestInput,
   LeaderElectionService,
   type LeaderElectionState,
@@ -48,31 +47,7 @@ export { NotLeaderException, type NotLeaderResponseBody } from './nest/leader-on
 export { LeaderOnlyGuard } from './nest/leader-only.guard.js';
 // Public `Clock`: `wallNow` optional (0.1.0 clocks have none); the elector fills it with Date.now().
 export type { ClockSource as Clock } from './shared/clock.js';
+// The errors an app catches: a fenced write refused (writeState), nobody to hand over from.
+export { LeaseLostError, NoLeaderError } from './shared/errors.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';
-export {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  FatalLeaseStoreError,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseMeta,
-  type LeaseStore,
-  LeaseStoreError,
-  type LeaseStoreErrorKind,
-  type LeaseStoreLimits,
-  type LeaseWatch,
-  MAX_HANDOVER_REQUEST_BYTES,
-  MAX_LEASE_META_BYTES,
-  NoLeaderError,
-  type ReleaseOptions,
-  type RenewOptions,
-  SPREAD_REASON,
-  type StateCallOptions,
-  spreadRequestYields,
-  TransientLeaseStoreError,
-} from './stores/lease-store.js';
 export { InMemoryLeaseStore } from './stores/memory/memory.store.js';

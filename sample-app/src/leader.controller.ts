@@ -11,7 +11,8 @@ import {
   ServiceUnavailableException,
   Sse,
 } from '@nestjs/common';
-import { type HandoverRequest, LeaderElectionService, NoLeaderError } from 'nestjs-leader-election';
+import { LeaderElectionService, NoLeaderError } from 'nestjs-leader-election';
+import type { HandoverRequest } from 'nestjs-leader-election/store';
 import { map, type Observable } from 'rxjs';
 import { parseHandoverBody } from './handover.request.js';
 import { LeadershipFeed } from './leadership.feed.js';

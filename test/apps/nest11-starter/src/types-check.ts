@@ -7,6 +7,7 @@ import { EtcdLeaseStore } from 'nestjs-leader-election/etcd';
 import { MySqlLeaseStore } from 'nestjs-leader-election/mysql';
 import { PostgresLeaseStore } from 'nestjs-leader-election/postgres';
 import { RedisLeaseStore } from 'nestjs-leader-election/redis';
+import { type LeaseStoreLimits, supportsState } from 'nestjs-leader-election/store';
 import type { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
 import { FakeClock, LeaderElectionTestingModule, type TestingLeadership } from 'nestjs-leader-election/testing';
 
@@ -21,6 +22,10 @@ export function typesCheck(health: LeaderElectionHealthIndicator, leadership: Te
   new RedisLeaseStore({ keyPrefix: 42 });
   // @ts-expect-error callTimeoutMs is a number
   new EtcdLeaseStore({ callTimeoutMs: '5s' });
+  // @ts-expect-error a store's limits give the reason of their range
+  const limits: LeaseStoreLimits = { minLeaseDurationMs: 1_000, maxLeaseDurationMs: 60_000 };
+  // @ts-expect-error the capability guards take a store
+  supportsState(limits);
   // @ts-expect-error the indicator's key is a string
   health.isHealthy(42);
   // @ts-expect-error leader is a boolean

@@ -1,0 +1,40 @@
+// Entry `nestjs-leader-election/store`: for people who write a lease store. The `LeaseStore` contract
+// (its documentation is the specification), the types of its calls, the typed errors a store throws,
+// the capability guards the elector asks a store through, and the limits a store must accept. An app
+// needs none of it: the root entry has the stores we ship and the errors an app catches.
+//
+// A store must also give back the lease id of an acquire without a clear answer (see
+// `LeaseStore.acquire`); the built-in stores' helper for that is internal, so a third-party store
+// follows the contract itself. Prove it with the conformance suite in test/conformance/.
+export {
+  FatalLeaseStoreError,
+  LeaseLostError,
+  LeaseStoreError,
+  type LeaseStoreErrorKind,
+  TransientLeaseStoreError,
+  toLeaseStoreError,
+} from './shared/errors.js';
+export {
+  type AcquireRequest,
+  type AcquireResult,
+  type CallOptions,
+  type HandoverCapableStore,
+  type HandoverRequest,
+  type LeaderStateEntry,
+  type Lease,
+  type LeaseInfo,
+  type LeaseMeta,
+  type LeaseStore,
+  type LeaseStoreLimits,
+  type LeaseWatch,
+  MAX_HANDOVER_REQUEST_BYTES,
+  MAX_LEASE_META_BYTES,
+  type ReleaseOptions,
+  type RenewOptions,
+  SPREAD_REASON,
+  type StateCallOptions,
+  type StateCapableStore,
+  spreadRequestYields,
+  supportsHandover,
+  supportsState,
+} from './stores/lease-store.js';
