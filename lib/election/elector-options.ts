@@ -1,6 +1,6 @@
-import { messages } from '../messages/leader-election.messages.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import type { LeaseStore } from '../stores/lease-store.js';
+import { electionMessages as messages } from './election.messages.js';
 
 export interface ElectorTimings {
   /** How long the store keeps the lease without a renewal. Default 15000 (Azure allows 15–60 s). */

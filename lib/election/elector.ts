@@ -14,35 +14,36 @@
 //   sleeps at most one slice, max(50 ms, renewDeadlineMs / 16), and after a resume (or a wall step forward)
 //   past the wall deadline the signal aborts within one slice plus that lateness of running again. A
 //   suspend that outlasts the store's lease leaves that window with another leader possibly elected:
-//   reads are exact, signal-following work is not (fence with `term`). -> term.ts `arm`, Elector getters.
+//   reads are exact, signal-following work is not (fence with `term`). -> term.ts `arm`, Elector getters
+//   through term-keeper.ts `checkDeadline`.
 // - The margin `leaseDurationMs - renewDeadlineMs` must hold that lag plus call latency, clock-rate drift and
 //   the store's expiry granularity: at least max(MIN_MARGIN_MS, leaseDurationMs / MIN_MARGIN_DIVISOR),
 //   refused at construction otherwise. The floor does not scale with the lease (a stall does not), so a
 //   quarter margin passes for leases >= 4 x MIN_MARGIN_MS. -> elector-options.ts `resolveElectorOptions`.
 // - Every store call is bounded, by an AbortSignal the store must honour and by our own wait, which ends
 //   anyway: a follower's call (acquire) and a release after renewDeadlineMs - renewIntervalMs (so a win
-//   still leaves time to renew), a renew at the term's deadline. -> store-calls.ts `call`.
+//   still leaves time to renew), a renew at the term's deadline. -> bounded-calls.ts `call`.
 // - Late results: an answer that comes after we stopped waiting never revives a term (a renew must find
 //   its own term still current and not over; an acquire whose term would already be over is handed back).
 //   A store that ignores its signal and wins an acquire late: the win is released (our guard for
-//   third-party stores). -> election-loop.ts `acquireOnce`/`renewOnce`, store-calls.ts `onLate`.
+//   third-party stores). -> election-loop.ts `acquireOnce`/`renewOnce`, bounded-calls.ts `onLate`.
 // - Unknown outcomes: an acquire that did not clearly answer "held by someone else" may have won. The
 //   built-in stores release that attempt's fresh lease id themselves (safe: nobody else knows it), so the
-//   next leader waits a call timeout + a retry, not a lease. -> stores/store-support.ts `StoreCalls.acquire`
+//   next leader waits a call timeout + a retry, not a lease. -> stores/store-support.ts `StoreCallKit.acquire`
 //   (internal; a third-party store follows the contract in stores/lease-store.ts).
 // - resign() wins over an acquire in flight (the win is released; for 2 x retryIntervalMs from the call we
 //   only read, never acquire); stop() resolves only when nothing of the elector's is pending or will
 //   start: it waits for its own late answers at most one call timeout, for releases their own timeout,
 //   for the store's watch to close at most one call timeout (alongside; a cancel may wait on a silent
 //   server), then sets no timer. A store's own give-backs (unknown outcomes above) are the store's:
-//   store.close() waits for them. -> election-loop.ts `resign`/`leave`/`stop`, store-calls.ts `drain`/`closeWatch`.
+//   store.close() waits for them. -> election-loop.ts `resign`/`leave`/`stop`, bounded-calls.ts `drain`/`closeWatch`.
 // - Followers poll every retryIntervalMs ±15 %, and at once when a store pushes "may be free". On a
 //   store with a watch that hints when the holder's lease expires, they poll instead just after that
 //   expiry and at least every max(retryIntervalMs, leaseDurationMs) ±15 % (the watch reports releases).
-//   A leader renews every renewIntervalMs counted from the previous send. -> election-loop.ts
-//   `scheduleNext`, `followerDelay`. With `activeFollowers`, a follower holding none of the election's
-//   candidate slots polls every standbyPollMs instead and ignores pushes; slots only schedule polls,
-//   never decide who leads. -> standby.ts.
+//   A leader renews every renewIntervalMs counted from the previous send. -> follower-schedule.ts
+//   `nextTickDelayMs`, `followerDelayMs` (pure; election-loop.ts `scheduleNext` applies them). With
+//   `activeFollowers`, a follower holding none of the election's candidate slots polls every
+//   standbyPollMs instead and ignores pushes; slots only schedule polls, never decide who leads. -> standby.ts.
 //
 // Not guaranteed: work that ignores `signal`/`isLeader()` keeps running after the term, and a write sent
 // before the deadline may reach its target after the margin; fence such writes with `term` (it increases
@@ -52,7 +53,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
-import { messages } from '../messages/leader-election.messages.js';
 import { type Clock, systemClock, withWallClock } from '../shared/clock.js';
 import {
   checkUserStateKey,
@@ -63,6 +63,7 @@ import {
   supportsHandover,
   supportsState,
 } from '../stores/lease-store.js';
+import { electionMessages as messages } from './election.messages.js';
 import { ElectionLoop } from './election-loop.js';
 import {
   defaultLogger,
@@ -76,6 +77,9 @@ import {
 } from './elector.types.js';
 import { type ElectorTimings, resolveElectorOptions } from './elector-options.js';
 import { FailureLog } from './failure-log.js';
+import { OwnLeaseMeta } from './lease-meta.js';
+import { ObservedLeader } from './observed-leader.js';
+import { TermKeeper } from './term-keeper.js';
 
 export type {
   ElectorHealth,
@@ -105,6 +109,12 @@ export class Elector {
 
   private readonly clock: Clock;
   private readonly failures: FailureLog;
+  /** Who leads as the store last told (the loop writes it). */
+  private readonly observed: ObservedLeader;
+  /** What our lease publishes (the loop sends it with each acquire/renew). */
+  private readonly meta: OwnLeaseMeta;
+  /** Our state and term (the loop drives the transitions; the getters below read them). */
+  private readonly terms: TermKeeper;
   private readonly loop: ElectionLoop;
   private stopping?: Promise<void>;
 
@@ -121,6 +131,10 @@ export class Elector {
     const events = new Subject<LeadershipEvent>();
     this.events$ = events.asObservable();
     this.failures = new FailureLog(this.election, this.store.name, logger);
+    this.observed = new ObservedLeader(this.election, logger, events);
+    this.meta = new OwnLeaseMeta(options.advertise);
+    const { election, identity, clock, observed } = this;
+    this.terms = new TermKeeper({ election, identity, clock, logger, events, observed });
     this.loop = new ElectionLoop({
       store: this.store,
       election: this.election,
@@ -130,7 +144,9 @@ export class Elector {
       logger,
       events,
       failures: this.failures,
-      advertise: options.advertise,
+      observed: this.observed,
+      meta: this.meta,
+      terms: this.terms,
       handover: options.handover,
       handoverHoldMs: resolved.handoverHoldMs,
       ...(resolved.standby ? { standby: resolved.standby } : {}),
@@ -138,35 +154,35 @@ export class Elector {
   }
 
   get state(): ElectorState {
-    this.loop.checkDeadline();
-    return this.loop.state;
+    this.terms.checkDeadline();
+    return this.terms.state;
   }
 
   /** Leading and before the deadline, right now. Steps down on the spot if the deadline has passed. */
   isLeader(): boolean {
-    return !this.loop.checkDeadline() && this.loop.state === 'leader';
+    return !this.terms.checkDeadline() && this.terms.state === 'leader';
   }
 
   /** The current holder as last observed; ours while we lead. */
   get leaderId(): string | undefined {
-    return this.isLeader() ? this.identity : this.loop.observedLeader;
+    return this.isLeader() ? this.identity : this.observed.leaderId;
   }
 
   /** Fencing token of our current term; undefined when not leading. */
   get term(): number | undefined {
-    return this.isLeader() ? this.loop.term?.lease.term : undefined;
+    return this.isLeader() ? this.terms.term?.lease.term : undefined;
   }
 
   /** Aborted the moment the current term ends; an already-aborted signal when not leading. */
   get signal(): AbortSignal {
-    const term = this.loop.term;
+    const term = this.terms.term;
     if (this.isLeader() && term) return term.signal;
     return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
   }
 
   /** The leader's lease meta (its `advertise` value, spread counters) as last observed; ours while we lead. */
   get leaderMeta(): LeaseMeta | undefined {
-    return this.leaderId === undefined ? undefined : this.loop.observedMeta;
+    return this.leaderId === undefined ? undefined : this.observed.meta;
   }
 
   /** The store implements handover requests. */
@@ -187,7 +203,7 @@ export class Elector {
 
   /** @internal Spread: the number of elections this replica leads, published with our lease. */
   setLeaderships(count: number | undefined): void {
-    this.loop.setLeaderships(count);
+    this.meta.setLeaderships(count);
   }
 
   /** The store implements leader state (readState and writeState). */
@@ -224,7 +240,7 @@ export class Elector {
 
   /** Resolves after the first acquire attempt (won, lost or failed); never waits a poll interval. */
   async start(): Promise<void> {
-    if (this.loop.state !== 'idle') throw new Error(messages.alreadyStarted(this.election));
+    if (this.terms.state !== 'idle') throw new Error(messages.alreadyStarted(this.election));
     await this.loop.start();
   }
 
@@ -244,23 +260,19 @@ export class Elector {
 
   status(): ElectorStatus {
     const isLeader = this.isLeader();
-    const { lastRenewAt } = this.loop;
+    const { lastRenewAt } = this.terms;
     return {
       election: this.election,
       identity: this.identity,
       isLeader,
       leaderId: this.leaderId ?? null,
       term: this.term ?? null,
-      state: this.loop.state,
+      state: this.terms.state,
       lastRenewAt: lastRenewAt === undefined ? null : new Date(lastRenewAt).toISOString(),
       consecutiveFailures: this.failures.consecutiveFailures,
       lastError: this.failures.currentError,
       leaderAdvertise: this.leaderMeta?.advertise ?? null,
-      leaderTerm: isLeader
-        ? (this.term ?? null)
-        : this.leaderId === undefined
-          ? null
-          : (this.loop.observedTerm ?? null),
+      leaderTerm: isLeader ? (this.term ?? null) : this.leaderId === undefined ? null : (this.observed.term ?? null),
     };
   }
 

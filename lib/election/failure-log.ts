@@ -1,5 +1,5 @@
-import { messages } from '../messages/leader-election.messages.js';
 import type { LeaseStoreError } from '../stores/lease-store.js';
+import { electionMessages as messages } from './election.messages.js';
 import type { ElectorHealth, ElectorLogger } from './elector.types.js';
 
 const STILL_FAILING_EVERY = 10;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { messages } from '../messages/leader-election.messages.js';
 import { errorMessage, NoLeaderError } from '../shared/errors.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
+import { sharedMessages } from '../shared/messages.js';
 import {
   FatalLeaseStoreError,
   type HandoverRequest,
@@ -9,54 +9,74 @@ import {
   supportsHandover,
   toLeaseStoreError,
 } from '../stores/lease-store.js';
-import type { LoopDeps } from './election-loop.js';
-import type { ElectorState, HandoverRequestOptions } from './elector.types.js';
-import type { ElectorCalls } from './store-calls.js';
+import type { BoundedElectorCalls } from './bounded-calls.js';
+import { electionMessages } from './election.messages.js';
+import type { HandoverRequestOptions } from './elector.types.js';
+import { handoverReserveMs } from './elector-options.js';
+import type { LoopCalls, LoopDeps } from './loop-deps.js';
+import type { StandbySlots } from './standby.js';
 import type { Term } from './term.js';
+import type { TermListener } from './term-keeper.js';
 
-/** What the desk sees of the loop: its state, the term it leads, spread's count, and the way out. */
-export interface HandoverSeam {
-  state(): ElectorState;
-  term(): Term | undefined;
-  leaderships(): number | undefined;
-  /** Step down and release, reserving the lease for `to` when given (the loop's `leave`). */
-  leave(reason: string, to: string | undefined, beforeRelease: () => Promise<void>): Promise<void>;
-}
+/** The loop's way out: step down, then release (reserving the lease for `to`) after `beforeRelease`. */
+export type StepDownAndRelease = (
+  reason: string,
+  to: string | undefined,
+  beforeRelease: () => Promise<void>,
+) => Promise<void>;
 
 /**
  * Handover requests beside the {@link ElectionLoop}: recording one (for the leader's current
  * term), and, while leading, judging the one left for our term after each renewal: honour it
- * (hooks, then step down and release reserved for its target), decline it, or ignore it.
+ * (hooks, then step down and release reserved for its target), decline it, or ignore it. It learns
+ * of our terms as a {@link TermListener}; the loop only lends it the way out (`leave`).
  */
-export class HandoverDesk {
+export class HandoverDesk implements TermListener {
+  /** The term we lead, from the loop's term events (none while following). */
+  private term?: Term;
   /** Until when (monotonic) spread requests are declined: we won through a directed handover. */
-  pinnedUntil = 0;
+  private pinnedUntil = 0;
   /** The id of the handover request being honoured; requests already judged (declined, pinned by). */
   private honouring?: string;
-  readonly judged = new Set<string>();
+  private readonly judged = new Set<string>();
+  private readonly calls: BoundedElectorCalls;
+  private readonly stopSignal: AbortSignal;
+  private readonly callTimeoutMs: number;
 
   constructor(
     private readonly d: LoopDeps,
-    private readonly calls: ElectorCalls,
-    private readonly stopController: Pick<AbortController, 'signal'>,
-    private readonly callTimeoutMs: number,
-    private readonly loop: HandoverSeam,
-  ) {}
-
-  private get state(): ElectorState {
-    return this.loop.state();
+    lent: LoopCalls,
+    private readonly slots: StandbySlots | undefined,
+    private readonly leave: StepDownAndRelease,
+  ) {
+    this.calls = lent.calls;
+    this.stopSignal = lent.stopSignal;
+    this.callTimeoutMs = lent.callTimeoutMs;
   }
 
-  private get term(): Term | undefined {
-    return this.loop.term();
+  elected(term: Term): void {
+    this.term = term;
+    // Requests are judged per term: those of earlier terms can never apply again.
+    this.judged.clear();
+  }
+
+  /** After each renewal: is there a request for our term? */
+  renewed(term: Term): Promise<void> {
+    return this.checkHandover(term);
+  }
+
+  revoked(term: Term): void {
+    if (this.term === term) this.term = undefined;
+    this.pinnedUntil = 0;
+  }
+
+  /** We won through a directed handover, recently: spread requests are declined, and our lease meta says so. */
+  isPinned(): boolean {
+    return this.d.clock.now() < this.pinnedUntil;
   }
 
   private get leaderships(): number | undefined {
-    return this.loop.leaderships();
-  }
-
-  private leave(reason: string, to: string | undefined, beforeRelease: () => Promise<void>): Promise<void> {
-    return this.loop.leave(reason, to, beforeRelease);
+    return this.d.meta.leaderships;
   }
 
   /**
@@ -67,9 +87,9 @@ export class HandoverDesk {
    */
   async requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
     const { store, election, identity } = this.d;
-    if (!supportsHandover(store)) throw new FatalLeaseStoreError(messages.handover.unsupported(store.name));
+    if (!supportsHandover(store)) throw new FatalLeaseStoreError(electionMessages.handoverUnsupported(store.name));
     const { to, reason = 'operator', requestedBy = identity, requesterLeaderships } = options;
-    checkRequestOption('to', to, to === undefined || isValidIdentity(to), messages.identityForm);
+    checkRequestOption('to', to, to === undefined || isValidIdentity(to), sharedMessages.identityForm);
     checkRequestOption(
       'reason',
       reason,
@@ -80,12 +100,13 @@ export class HandoverDesk {
       'requestedBy',
       requestedBy,
       typeof requestedBy === 'string' && requestedBy.length <= 300 && isStorableText(requestedBy),
-      messages.requestedByForm,
+      electionMessages.requestedByForm,
     );
     const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
-    if (!info.held || info.holder === undefined) throw new NoLeaderError(election, messages.handoverNoLeader(election));
+    if (!info.held || info.holder === undefined)
+      throw new NoLeaderError(election, electionMessages.handoverNoLeader(election));
     if (to !== undefined && to === info.holder) {
-      this.d.logger.log(messages.handoverAlreadyLeads(election, to));
+      this.d.logger.log(electionMessages.handoverAlreadyLeads(election, to));
       return undefined;
     }
     const request: HandoverRequest = {
@@ -100,18 +121,23 @@ export class HandoverDesk {
     };
     // A spread request yields to a pending request of another kind (the store decides): not now.
     if (!(await this.calls.call(this.callTimeoutMs, (signal) => recordHandoverRequest(store, request, { signal })))) {
-      this.d.logger.debug?.(messages.handoverSpreadYielded(election, request.term));
+      this.d.logger.debug?.(electionMessages.handoverSpreadYielded(election, request.term));
       return undefined;
     }
-    this.d.logger.log(messages.handoverRecorded(election, request));
+    this.d.logger.log(electionMessages.handoverRecorded(election, request));
     // Asked of ourselves: no need to wait for the next renewal to notice.
     const term = this.term;
-    if (term && term.lease.term === request.term && this.state === 'leader') this.judge(term, request);
+    if (term && term.lease.term === request.term) this.judge(term, request);
+    // Asked for the lease ourselves: we poll as an active follower until it comes.
+    if (this.slots && request.to === identity) {
+      const { timings, standby } = this.d;
+      this.slots.awaitHandover(this.d.clock.now() + timings.renewIntervalMs + handoverReserveMs(timings, standby));
+    }
     return request;
   }
 
-  /** After each renewal: is there a request for our term? (One read; a failure waits for the next renewal.) */
-  async checkHandover(term: Term): Promise<void> {
+  /** One read; a failure waits for the next renewal. */
+  private async checkHandover(term: Term): Promise<void> {
     const { store, election } = this.d;
     if (!supportsHandover(store) || this.honouring !== undefined) return;
     let request: HandoverRequest | undefined;
@@ -120,10 +146,10 @@ export class HandoverDesk {
         store.readHandover(election, { signal }),
       );
     } catch (raw) {
-      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
+      this.d.logger.debug?.(electionMessages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
       return;
     }
-    if (request && this.term === term && this.state === 'leader') this.judge(term, request);
+    if (request && this.term === term) this.judge(term, request);
   }
 
   /** Honour, decline or ignore `request`, seen while leading `term`. */
@@ -143,20 +169,19 @@ export class HandoverDesk {
     if (request.term !== term.lease.term) return;
     this.judged.add(request.id);
     if (request.reason === 'spread') {
-      const why =
-        this.d.clock.now() < this.pinnedUntil
-          ? messages.handoverPinned(this.d.handoverHoldMs)
-          : (this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2
-            ? messages.handoverNotAhead(this.leaderships ?? 0, request.requesterLeaderships ?? 0)
-            : undefined;
+      const why = this.isPinned()
+        ? electionMessages.handoverPinned(this.d.handoverHoldMs)
+        : (this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2
+          ? electionMessages.handoverNotAhead(this.leaderships ?? 0, request.requesterLeaderships ?? 0)
+          : undefined;
       if (why !== undefined) {
-        logger.log(messages.handoverDeclined(election, request.id, why));
+        logger.log(electionMessages.handoverDeclined(election, request.id, why));
         void this.clearRequest(request);
         return;
       }
     }
     this.honouring = request.id;
-    logger.log(messages.handoverHonouring(election, identity, request));
+    logger.log(electionMessages.handoverHonouring(election, identity, request));
     void this.honour(term, request).finally(() => {
       this.honouring = undefined;
     });
@@ -167,36 +192,36 @@ export class HandoverDesk {
     try {
       await handover?.beforeStepDown?.(request);
     } catch (error) {
-      logger.warn(messages.handoverAbandoned(election, request.id, errorMessage(error)));
+      logger.warn(electionMessages.handoverAbandoned(election, request.id, errorMessage(error)));
     }
-    if (this.term !== term || this.state !== 'leader' || this.stopController.signal.aborted) {
-      logger.warn(messages.handoverAbandoned(election, request.id, messages.reasonHandoverTermEnded));
+    if (this.term !== term || this.stopSignal.aborted) {
+      logger.warn(electionMessages.handoverAbandoned(election, request.id, electionMessages.reasonHandoverTermEnded));
       return;
     }
-    await this.leave(messages.reasonHandover(request.to), request.to, async () => {
+    await this.leave(electionMessages.reasonHandover(request.to), request.to, async () => {
       try {
         await handover?.beforeRelease?.(request);
       } catch (error) {
-        logger.warn(messages.handoverAbandoned(election, request.id, errorMessage(error)));
+        logger.warn(electionMessages.handoverAbandoned(election, request.id, errorMessage(error)));
       }
     });
     // Left in the store: stale from the next term on, and the new leader learns from it that a
     // directed handover made it leader (spread then leaves the election with it for a while).
-    logger.log(messages.handoverDone(election, request.id, request.to));
+    logger.log(electionMessages.handoverDone(election, request.id, request.to));
   }
 
   /** Best effort: a request left behind is stale from the next term on anyway. */
   private async clearRequest(request: HandoverRequest): Promise<void> {
     const { store, election } = this.d;
-    if (!supportsHandover(store) || this.stopController.signal.aborted) return;
+    if (!supportsHandover(store) || this.stopSignal.aborted) return;
     try {
       await this.calls.call(this.callTimeoutMs, (signal) => store.clearHandover(election, request.id, { signal }));
     } catch (raw) {
-      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
+      this.d.logger.debug?.(electionMessages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
     }
   }
 }
 
 function checkRequestOption(option: string, value: unknown, ok: boolean, allowed: string): void {
-  if (!ok) throw new TypeError(messages.handoverBadOption(option, allowed, value));
+  if (!ok) throw new TypeError(electionMessages.handoverBadOption(option, allowed, value));
 }

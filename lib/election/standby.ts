@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { messages } from '../messages/leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import { type Lease, type LeaseStore, toLeaseStoreError } from '../stores/lease-store.js';
+import type { BoundedElectorCalls } from './bounded-calls.js';
+import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger } from './elector.types.js';
-import type { ElectorCalls } from './store-calls.js';
+import type { LoopCalls, LoopDeps } from './loop-deps.js';
 
 /** Keys of the candidate slots start with this; no election name can (it must start with a letter or digit). */
 export const STANDBY_KEY_PREFIX = '~standby.';
@@ -33,7 +34,7 @@ export interface StandbyDeps {
   identity: string;
   clock: Clock;
   logger: ElectorLogger;
-  calls: ElectorCalls;
+  calls: BoundedElectorCalls;
   /** How many slots (active followers) the election has. */
   slots: number;
   /** How often a follower without a slot tries for one (±15 %). */
@@ -61,6 +62,8 @@ export class StandbySlots {
   private timer?: ClockTimer;
   private inFlight?: Promise<void>;
   private contending = false;
+  /** Until then (monotonic) we poll as an active follower anyway: we asked for a handover to us. */
+  private awaitingUntil = 0;
 
   constructor(private readonly d: StandbyDeps) {
     this.next = Math.floor(Math.random() * d.slots);
@@ -69,6 +72,17 @@ export class StandbySlots {
   /** Holds a slot whose lease is still current (judged from the send time of its last acquire/renew). */
   isActive(): boolean {
     return this.held !== undefined && this.d.clock.now() < this.held.activeUntil;
+  }
+
+  /** A standby follower: holding no slot and not awaiting a handover to us. */
+  standingBy(): boolean {
+    return !this.isActive() && this.d.clock.now() >= this.awaitingUntil;
+  }
+
+  /** We asked for a handover to us: poll as an active follower until `untilMs` (monotonic), from now. */
+  awaitHandover(untilMs: number): void {
+    this.awaitingUntil = untilMs;
+    this.d.onChange();
   }
 
   /** A follower (again): try for a slot now, then keep it or keep trying. */
@@ -157,4 +171,23 @@ export class StandbySlots {
     if (this.timer !== undefined) this.d.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
+}
+
+/** The loop's candidate slots when `activeFollowers` is set (undefined otherwise). */
+export function standbySlotsFor(d: LoopDeps, lent: LoopCalls, onChange: () => void): StandbySlots | undefined {
+  if (!d.standby) return undefined;
+  const { store, election, identity, clock, logger } = d;
+  return new StandbySlots({
+    store,
+    election,
+    identity,
+    clock,
+    logger,
+    calls: lent.calls,
+    callTimeoutMs: lent.callTimeoutMs,
+    slots: d.standby.activeFollowers,
+    pollMs: d.standby.standbyPollMs,
+    slotLeaseMs: standbySlotLeaseMs(store, d.timings.leaseDurationMs),
+    onChange,
+  });
 }

@@ -1,6 +1,6 @@
-import { messages } from '../messages/leader-election.messages.js';
 import type { Clock, ClockTimer } from '../shared/clock.js';
 import type { Lease } from '../stores/lease-store.js';
+import { electionMessages as messages } from './election.messages.js';
 
 /** When a successful acquire/renew was sent, on both clocks. */
 export interface SentAt {

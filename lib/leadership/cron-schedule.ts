@@ -1,4 +1,4 @@
-import { messages } from '../messages/leader-election.messages.js';
+import { leadershipMessages as messages } from './leadership.messages.js';
 
 /** What `@Cron(cronTime, options)` of @nestjs/schedule stores under `SCHEDULE_CRON_OPTIONS`. */
 export interface CronMetadata {

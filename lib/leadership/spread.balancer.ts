@@ -1,11 +1,32 @@
 import type { Logger } from '@nestjs/common';
-import type { Subscription } from 'rxjs';
-import { messages } from '../messages/leader-election.messages.js';
+import type { Observable, Subscription } from 'rxjs';
+import type { LeadershipEvent } from '../election/elector.js';
+import type { HandoverRequestOptions } from '../election/elector.types.js';
+import type { ElectorTimings } from '../election/elector-options.js';
 import { errorMessage } from '../shared/errors.js';
-import { SPREAD_REASON } from '../stores/lease-store.js';
-import type { ElectionHandle } from './election.handle.js';
+import { type HandoverRequest, type LeaseMeta, SPREAD_REASON } from '../stores/lease-store.js';
+import { leadershipMessages as messages } from './leadership.messages.js';
 
 const JITTER = 0.15;
+
+/** What spread reads and asks of one election (the election runtime implements it). */
+export interface SpreadMember {
+  readonly election: string;
+  readonly identity: string;
+  readonly leaderId: string | undefined;
+  readonly timings: Readonly<ElectorTimings>;
+  readonly events$: Observable<LeadershipEvent>;
+  readonly isSteppingDown: boolean;
+  /** The lease is ours (before its deadline), stepping down or not: it counts as a leadership. */
+  holdsLease(): boolean;
+  readonly supportsHandover: boolean;
+  /** What the holder published with its lease: its `leaderships` count and `pinned`. */
+  readonly holderMeta: LeaseMeta | undefined;
+  /** Publishes how many elections this replica leads with every lease and acquire from now on. */
+  setLeaderships(count: number | undefined): void;
+  /** A spread request (it carries `requesterLeaderships`): the holder honours it only if the gap still holds. */
+  requestSpreadHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined>;
+}
 
 /**
  * Spreads an app's elections over its replicas without a coordinator. Every replica publishes with
@@ -22,20 +43,20 @@ const JITTER = 0.15;
  * `requestHandover` resolves undefined): that is "not now", and the balancer asks again later.
  */
 export class SpreadBalancer {
-  private readonly subscriptions = new Map<ElectionHandle, Subscription>();
+  private readonly subscriptions = new Map<SpreadMember, Subscription>();
   private timer?: ReturnType<typeof setTimeout>;
   /** No new request before this time (monotonic ms): the last one is being honoured. */
   private quietUntil = 0;
   private running = false;
 
   constructor(
-    private readonly handles: ReadonlyMap<string, ElectionHandle>,
+    private readonly handles: ReadonlyMap<string, SpreadMember>,
     private readonly logger: Logger,
   ) {}
 
   start(): void {
-    const first = this.handles.values().next().value as ElectionHandle | undefined;
-    if (first && !first.elector.supportsHandover) {
+    const first = this.handles.values().next().value as SpreadMember | undefined;
+    if (first && !first.supportsHandover) {
       // Spread moves elections by handover requests: without them it can only publish counts.
       this.logger.warn(messages.spreadUnsupported(first.election));
       return;
@@ -76,14 +97,14 @@ export class SpreadBalancer {
   /** How many elections this replica leads now. */
   private leading(): number {
     let count = 0;
-    for (const handle of this.handles.values()) if (handle.elector.isLeader()) count += 1;
+    for (const handle of this.handles.values()) if (handle.holdsLease()) count += 1;
     return count;
   }
 
   /** Every lease we hold (and every acquire) carries the count from the next call on. */
   private publish(): void {
     const count = this.leading();
-    for (const handle of this.handles.values()) handle.elector.setLeaderships(count);
+    for (const handle of this.handles.values()) handle.setLeaderships(count);
   }
 
   private schedule(): void {
@@ -96,18 +117,18 @@ export class SpreadBalancer {
   }
 
   private retryMs(): number {
-    const first = this.handles.values().next().value as ElectionHandle | undefined;
+    const first = this.handles.values().next().value as SpreadMember | undefined;
     return first?.timings.retryIntervalMs ?? 2_000;
   }
 
   private async tick(): Promise<void> {
     if (performance.now() < this.quietUntil) return;
     const mine = this.leading();
-    let best: { handle: ElectionHandle; theirs: number } | undefined;
+    let best: { handle: SpreadMember; theirs: number } | undefined;
     for (const handle of this.handles.values()) {
-      if (handle.elector.isLeader() || handle.isSteppingDown) continue;
+      if (handle.holdsLease() || handle.isSteppingDown) continue;
       const holder = handle.leaderId;
-      const meta = handle.elector.leaderMeta;
+      const meta = handle.holderMeta;
       const theirs = meta?.leaderships;
       if (holder === undefined || holder === handle.identity || theirs === undefined || meta?.pinned) continue;
       if (theirs < mine + 2) continue;
@@ -118,7 +139,7 @@ export class SpreadBalancer {
     const { timings, identity, election } = best.handle;
     this.quietUntil = performance.now() + timings.renewIntervalMs + 2 * timings.retryIntervalMs;
     try {
-      await best.handle.elector.requestHandover({
+      await best.handle.requestSpreadHandover({
         to: identity,
         reason: SPREAD_REASON,
         requesterLeaderships: mine,

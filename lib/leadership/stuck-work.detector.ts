@@ -17,7 +17,7 @@ export function isStuckAfterMs(value: unknown): value is number {
 
 /** Leader work that has run for longer than its `stuckAfterMs`. */
 export interface StuckWork {
-  /** `Class.method` of the `@LeaderOnly` call or `@OnElected` handler, or the name given to `runLeaderOnly`. */
+  /** `Class.method` of the `@LeaderOnly` call or `@OnElected` handler, or the name given to `runIfLeader`. */
   handler: string;
   runningMs: number;
   /** The threshold it passed (the handler's own, or the module's). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { messages } from '../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type LeaderStateEntry, LeaseLostError, TICK_KEY_PREFIX } from '../stores/lease-store.js';
 import { type CronMetadata, CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
+import { leadershipMessages as messages } from './leadership.messages.js';
 
 /**
  * How far back a new leader looks for a missed tick (`missed: 'catch-up'`): the most recent fire

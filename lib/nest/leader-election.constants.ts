@@ -37,10 +37,4 @@ export const LEADER_ELECTION_SERVICE = 'nestjs-leader-election:LeaderElectionSer
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
-/**
- * After the shutdown timeout, calls still running get this long (at most shutdownTimeoutMs) to react
- * to their aborted signal before the lease is released; bounded so shutdown always completes.
- */
-export const ABORT_GRACE_MS = 1_000;
-
 export const LOGGER_CONTEXT = 'LeaderElection';

@@ -6,21 +6,15 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { filter, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import type { LeadershipEvent } from '../election/elector.js';
 import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../leadership/cron-schedule.js';
-import type { ElectionHandle } from '../leadership/election.handle.js';
+import type { ElectionRuntime } from '../leadership/election-runtime.js';
 import { isPromiseLike } from '../leadership/in-flight.tracker.js';
-import { type TickJob, TickLedger, tickJobName } from '../leadership/tick.ledger.js';
-import { messages } from '../messages/leader-election.messages.js';
-import { errorMessage } from '../shared/errors.js';
-import {
-  bindingOf,
-  type LeaderOnlyBinding,
-  type LeaderOnlyDeclaration,
-  type LeaderOnlySite,
-  type LeaderOnlyTick,
-} from './decorators/leader-only.decorator.js';
+import { LeaderOnlyRunner } from '../leadership/leader-only.runner.js';
+import { leadershipMessages } from '../leadership/leadership.messages.js';
+import { OncePerTickRunner } from '../leadership/once-per-tick.runner.js';
+import { bindingOf, type LeaderOnlyDeclaration } from './decorators/leader-only.decorator.js';
 import type { LeadershipHookDeclaration, LeadershipHookKind } from './decorators/leadership-hooks.decorator.js';
 import {
   LEADER_ELECTION_BINDING,
@@ -31,6 +25,7 @@ import {
 } from './leader-election.constants.js';
 import { LeaderElectionService } from './leader-election.service.js';
 import { LeaderOnlyGuard } from './leader-only.guard.js';
+import { nestMessages } from './nest.messages.js';
 
 const HOOK_NAMES: Record<LeadershipHookKind, string> = {
   elected: 'OnElected',
@@ -38,45 +33,32 @@ const HOOK_NAMES: Record<LeadershipHookKind, string> = {
   'leader-changed': 'OnLeaderChanged',
 };
 
-/** A `missed: 'catch-up'` job: what a new leader runs for the most recent missed tick. */
-interface CatchUpJob {
-  handle: ElectionHandle;
-  job: TickJob;
-  run: () => unknown;
-}
-
 interface Hook {
   kind: LeadershipHookKind;
-  handle: ElectionHandle;
+  handle: ElectionRuntime;
   label: string;
   instance: Record<string, unknown>;
   method: string;
 }
 
 /**
- * Wires this application's providers and controllers to its election at startup:
- * marks each instance that has `@LeaderOnly` methods with this app's binding, and collects the
- * `@OnElected` / `@OnRevoked` / `@OnLeaderChanged` handlers.
+ * Wires this application's providers and controllers to its elections at startup, as
+ * @nestjs/schedule's explorer does: finds the `@LeaderOnly` methods (checks their options, registers
+ * once-per-tick jobs) and marks each instance that has one with this app's binding, the
+ * {@link LeaderOnlyRunner} that decides every call; collects the `@OnElected` / `@OnRevoked` /
+ * `@OnLeaderChanged` handlers and calls them on their election's events.
  */
 @Injectable()
 export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(LOGGER_CONTEXT);
-  private readonly binding: LeaderOnlyBinding;
+  private readonly binding: LeaderOnlyRunner;
+  private readonly ticks: OncePerTickRunner;
   private readonly hooks: Hook[] = [];
   /** Instances already explored or adopted: each is scanned once. */
   private readonly known = new WeakSet<object>();
   private bootstrapped = false;
   /** Per election: the subscription that dispatches its hooks. */
-  private readonly subscriptions = new Map<ElectionHandle, Subscription>();
-  /** Per election: its once-per-tick records (leader state of that election). */
-  private readonly ledgers = new Map<ElectionHandle, TickLedger>();
-  /**
-   * Once-per-tick jobs by the decorated method's site (one per method, whatever its instances),
-   * never by label: two classes of one name are two jobs, and two jobs of one key fail startup.
-   */
-  private readonly tickJobs = new Map<LeaderOnlyTick, TickJob>();
-  private readonly catchUps: CatchUpJob[] = [];
-  private readonly electedSubscriptions: Subscription[] = [];
+  private readonly subscriptions = new Map<ElectionRuntime, Subscription>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -84,55 +66,18 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     private readonly election: LeaderElectionService,
     guard: LeaderOnlyGuard,
   ) {
-    // The election's handle decides and counts; a route reached without the guard's consent throws its 503.
-    this.binding = {
-      invoke: (site, method, self, args) => {
-        const handle = election.election(site.election);
-        if (!handle.isLeader()) return this.skip(handle, site, guard);
-        const { tick } = site;
-        if (!tick) return handle.runLeadingCall(site.label, method, self, args);
-        const call = () => Reflect.apply(method, self, args);
-        return handle.runLeading(site.label, async () => this.ledger(handle).runTick(this.tickJob(handle, tick), call));
-      },
-    };
-  }
-
-  /**
-   * A call made while not leading: counted, refused with a 503 on a route, otherwise skipped and
-   * logged at debug level once per change of the election's state. A follower skips every tick:
-   * repeats are counted, not logged, so the hot path does not even ask Nest's logger (whose
-   * level check scans its level list: half a skip's cost on some hosts).
-   */
-  private skip(handle: ElectionHandle, site: LeaderOnlySite, guard: LeaderOnlyGuard): unknown {
-    handle.countSkipped(site.label);
-    if (site.isRoute()) throw guard.notLeaderException(handle);
-    if (site.skipLoggedFor !== handle || site.skipLoggedAt !== handle.changes) {
-      site.skipLoggedFor = handle;
-      site.skipLoggedAt = handle.changes;
-      if (debugLogging()) {
-        this.logger.debug(messages.jobSkipped(site.label, handle.election, handle.isSteppingDown));
-      }
-    }
-    return site.isAsync || site.tick ? Promise.resolve(undefined) : undefined;
-  }
-
-  /** The once-per-tick records of `handle`'s election, made at first use. */
-  private ledger(handle: ElectionHandle): TickLedger {
-    let ledger = this.ledgers.get(handle);
-    if (!ledger) {
-      ledger = new TickLedger(
-        handle,
-        {
-          log: (message) => this.logger.log(message),
-          warn: (message) => this.logger.warn(message),
-          debug: (message) => this.logger.debug(message),
-        },
-        Date.now,
-        { ticksLost: (job, count) => handle.countTicksLost(job.label, count) },
-      );
-      this.ledgers.set(handle, ledger);
-    }
-    return ledger;
+    const { logger } = this;
+    this.ticks = new OncePerTickRunner({
+      log: (message) => logger.log(message),
+      warn: (message) => logger.warn(message),
+      debug: (message) => logger.debug(message),
+      error: (message) => logger.error(message),
+    });
+    // A route reached without the guard's consent (leadership ended between them) throws its 503.
+    this.binding = new LeaderOnlyRunner(election.runtimes, this.ticks, (handle) => guard.notLeaderException(handle), {
+      debugEnabled: debugLogging,
+      debug: (message) => logger.debug(message),
+    });
   }
 
   onModuleInit(): void {
@@ -142,18 +87,12 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   onApplicationBootstrap(): void {
     this.bootstrapped = true;
     if (this.hooks.length > 0) this.listen(this.hooks);
-    for (const handle of new Set(this.catchUps.map((catchUp) => catchUp.handle))) {
-      this.electedSubscriptions.push(
-        handle.events$.pipe(filter((event) => event.type === 'elected')).subscribe(() => this.catchUp(handle)),
-      );
-      // Elected during module init, before this subscription: that election counts too.
-      if (handle.isLeader()) this.catchUp(handle);
-    }
+    this.ticks.start();
   }
 
   onApplicationShutdown(): void {
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
-    for (const subscription of this.electedSubscriptions) subscription.unsubscribe();
+    this.ticks.stop();
   }
 
   /**
@@ -180,11 +119,11 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const { labels, hasLeaderOnly, hooks } = this.scan(instance, owner, wrapper.host?.name);
       if (!wrapper.isDependencyTreeStatic()) {
         // Nest creates these per request/consumer: there is no single instance to mark or call.
-        for (const label of labels) this.logger.warn(messages.nonStaticProvider(label));
+        for (const label of labels) this.logger.warn(nestMessages.nonStaticProvider(label));
         continue;
       }
       this.hooks.push(...hooks);
-      if (hasLeaderOnly && !this.bind(instance)) this.logger.warn(messages.boundElsewhere(String(wrapper.name)));
+      if (hasLeaderOnly && !this.bind(instance)) this.logger.warn(nestMessages.boundElsewhere(String(wrapper.name)));
     }
   }
 
@@ -206,11 +145,11 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
       const label = `${owner}.${method}`;
       found.labels.push(label);
       found.hasLeaderOnly ||= leaderOnly;
-      if (leaderOnly) this.checkDeclaration(fn, instance, messages.tickJobOwner(label, owner, module));
+      if (leaderOnly) this.checkDeclaration(fn, instance, nestMessages.tickJobOwner(label, owner, module));
       for (const { kind, election, stuckAfterMs } of hooks) {
         const handle = this.handleFor(`@${HOOK_NAMES[kind]}() on ${label}`, election);
         // Only @OnElected handlers run for a term, so only they can be stuck.
-        if (kind === 'elected') handle.watchStuck(label, stuckAfterMs);
+        if (kind === 'elected') handle.work.watchStuck(label, stuckAfterMs);
         found.hooks.push({ kind, handle, label, instance: instance as Record<string, unknown>, method });
       }
     }
@@ -227,54 +166,23 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     if (!declared) return;
     const { label, options, original, tick } = declared;
     const handle = this.handleFor(`@LeaderOnly() on ${label}`, options.election);
-    handle.declareLeaderOnly(label);
-    handle.watchStuck(label, options.stuckAfterMs);
+    handle.work.declareLeaderOnly(label);
+    handle.work.watchStuck(label, options.stuckAfterMs);
     if (options.once !== 'per-tick') return;
     const cron: CronMetadata | undefined = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, fn);
-    if (!cron) throw new Error(messages.perTickWithoutCron(label));
+    if (!cron) throw new Error(leadershipMessages.perTickWithoutCron(label));
     const store = handle.leaderStateStore();
-    if (store !== true) throw new Error(messages.perTickNeedsState(label, store));
-    // Another instance of the same class: the same job, registered once.
-    if (!tick || this.tickJobs.has(tick)) return;
-    const job: TickJob = { job: tickJobName(cron, label), label, cron };
-    this.ledger(handle).register(job, owner);
-    this.tickJobs.set(tick, job);
-    if (options.missed === 'catch-up') this.catchUps.push({ handle, job, run: () => original.call(instance) });
+    if (store !== true) throw new Error(nestMessages.perTickNeedsState(label, store));
+    if (tick) this.ticks.register(handle, tick, cron, owner, () => original.call(instance));
   }
 
   /** The handle of `election` (default: the default election); an unknown name fails startup naming `where`. */
-  private handleFor(where: string, election: string | undefined): ElectionHandle {
-    if (election !== undefined && !this.election.elections.includes(election)) {
-      throw new Error(messages.unknownElection(where, election, this.election.elections));
+  private handleFor(where: string, election: string | undefined): ElectionRuntime {
+    const { runtimes } = this.election;
+    if (election !== undefined && !runtimes.has(election)) {
+      throw new Error(leadershipMessages.unknownElection(where, election, runtimes.names));
     }
-    return this.election.election(election);
-  }
-
-  /**
-   * The job of a once-per-tick call, registered at startup. A method bound without its startup
-   * check gets one at its first run, registered then (a clash fails that run).
-   */
-  private tickJob(handle: ElectionHandle, tick: LeaderOnlyTick): TickJob {
-    let job = this.tickJobs.get(tick);
-    if (!job) {
-      const cron = tick.cron();
-      if (!cron) throw new Error(messages.perTickWithoutCron(tick.label));
-      job = { job: tickJobName(cron, tick.label), label: tick.label, cron };
-      this.ledger(handle).register(job, tick.label);
-      this.tickJobs.set(tick, job);
-    }
-    return job;
-  }
-
-  /** A new term: each catch-up job of the election runs its most recent missed tick, tracked like any leader-only call. */
-  private catchUp(elected: ElectionHandle): void {
-    for (const { handle, job, run } of this.catchUps) {
-      if (handle !== elected) continue;
-      const started = handle.runHandler(job.label, () => this.ledger(handle).catchUp(job, run));
-      Promise.resolve(started).catch((error: unknown) =>
-        this.logger.error(messages.tickCatchUpFailed(job.job, errorMessage(error))),
-      );
-    }
+    return runtimes.get(election);
   }
 
   /** Marks `instance` as this application's; false when another app has it. */
@@ -305,7 +213,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     }
   }
 
-  private dispatch(handle: ElectionHandle, event: LeadershipEvent, hooks: readonly Hook[] = this.hooks): void {
+  private dispatch(handle: ElectionRuntime, event: LeadershipEvent, hooks: readonly Hook[] = this.hooks): void {
     for (const hook of hooks) {
       if (hook.kind !== event.type || hook.handle !== handle) continue;
       let argument: unknown;
@@ -325,9 +233,9 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   /** Handlers never break the elector: sync throws and rejections are logged, nothing propagates. */
   private call(hook: Hook, argument: unknown): void {
     const fail = (error: unknown) =>
-      this.logger.error(messages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
+      this.logger.error(nestMessages.hookFailed(hook.label, HOOK_NAMES[hook.kind], error), (error as Error)?.stack);
     try {
-      hook.handle.trackHook(
+      hook.handle.work.trackHook(
         () => {
           const result = (hook.instance[hook.method] as (arg: unknown) => unknown).call(hook.instance, argument);
           return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;

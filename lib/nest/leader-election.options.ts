@@ -1,11 +1,11 @@
 import { checkIdentityOptions } from '../election/elector-options.js';
-import { messages } from '../messages/leader-election.messages.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
   ResolvedLeaderElectionOptions,
 } from './interfaces/leader-election-options.interface.js';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './leader-election.constants.js';
+import { nestMessages as messages } from './nest.messages.js';
 
 /** The longest delay a Node timer honours (2^31 − 1 ms, about 24.8 days); a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;

@@ -10,10 +10,16 @@ import {
 import type { Observable } from 'rxjs';
 import { Elector, type ElectorHealth, type LeadershipEvent } from '../election/elector.js';
 import type { ElectorTimings } from '../election/elector-options.js';
-import { ElectionHandle, type LeaderElectionStatus, type LeadershipTerm } from '../leadership/election.handle.js';
+import type {
+  ElectionHandle,
+  LeaderElectionStatus,
+  LeadershipTerm,
+  RunIfLeader,
+} from '../leadership/election.handle.js';
+import { ElectionRegistry } from '../leadership/election.registry.js';
+import { ElectionRuntime } from '../leadership/election-runtime.js';
 import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
 import { SpreadBalancer } from '../leadership/spread.balancer.js';
-import { messages } from '../messages/leader-election.messages.js';
 import { instrumentLeaseStore } from '../metrics/instrumented.store.js';
 import { type Meter, resolveMetrics } from '../metrics/otel-api.js';
 import { errorMessage } from '../shared/errors.js';
@@ -25,9 +31,14 @@ import type {
 import { LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from './leader-election.constants.js';
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
+import { nestMessages as messages } from './nest.messages.js';
 
-export type { LeaderElectionState, LeaderElectionStatus, LeadershipTerm } from '../leadership/election.handle.js';
-export { ElectionHandle } from '../leadership/election.handle.js';
+export type {
+  ElectionHandle,
+  LeaderElectionState,
+  LeaderElectionStatus,
+  LeadershipTerm,
+} from '../leadership/election.handle.js';
 
 /** What {@link LeaderElectionService.requestHandover} asks. */
 export interface HandoverRequestInput {
@@ -48,8 +59,8 @@ export interface HandoverRequestInput {
 @Injectable()
 export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown {
   private readonly options: ResolvedLeaderElectionOptions;
-  private readonly handles = new Map<string, ElectionHandle>();
-  private readonly defaultHandle: ElectionHandle;
+  /** @internal Every election's runtime: what the explorer binds `@LeaderOnly` calls to. */
+  readonly runtimes = new ElectionRegistry();
   private readonly logger = new Logger(LOGGER_CONTEXT);
   private readonly spread?: SpreadBalancer;
   private meter?: Meter;
@@ -66,22 +77,18 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   ) {
     // Validation throws here, during DI, so `compile()`/`init()` rejects naming the option.
     this.options = resolveModuleOptions(options);
-    for (const name of this.options.electionNames) this.handles.set(name, this.newHandle(name));
-    this.defaultHandle = this.handles.get(this.options.electionNames[0] as string) as ElectionHandle;
-    if (this.options.spread) this.spread = new SpreadBalancer(this.handles, this.logger);
+    for (const name of this.options.electionNames) this.runtimes.add(name, this.newRuntime(name));
+    if (this.options.spread) this.spread = new SpreadBalancer(this.runtimes.all, this.logger);
   }
 
   /** The handle of election `name` (default: the default election). Throws for a name the app does not run. */
   election(name?: string): ElectionHandle {
-    if (name === undefined) return this.defaultHandle;
-    const handle = this.handles.get(name);
-    if (!handle) throw new Error(messages.unknownElection('election()', name, [...this.handles.keys()]));
-    return handle;
+    return this.runtimes.get(name);
   }
 
   /** The names of every election this app runs, the default first. */
   get elections(): string[] {
-    return [...this.handles.keys()];
+    return this.runtimes.names;
   }
 
   /**
@@ -90,22 +97,22 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * `election(name).runIfLeader(fn)` for work registered at run time.
    */
   async addElection(name: string): Promise<ElectionHandle> {
-    if (this.handles.has(name)) throw new Error(messages.electionExists(name));
-    const handle = this.newHandle(name);
-    this.handles.set(name, handle);
+    if (this.runtimes.has(name)) throw new Error(messages.electionExists(name));
+    const runtime = this.newRuntime(name);
+    this.runtimes.add(name, runtime);
     this.spread?.changed();
-    if (this.started && !this.shuttingDown) await handle.start(this.meter);
-    return handle;
+    if (this.started && !this.shuttingDown) await runtime.start(this.meter);
+    return runtime;
   }
 
   /** Drains its work, releases its lease and forgets it. The default election cannot be removed. */
   async removeElection(name: string): Promise<void> {
-    const handle = this.election(name);
-    if (handle === this.defaultHandle) throw new Error(messages.removeDefaultElection(name));
-    this.handles.delete(name);
+    const runtime = this.runtimes.get(name);
+    if (runtime === this.runtimes.default) throw new Error(messages.removeDefaultElection(name));
+    this.runtimes.delete(name);
     this.spread?.changed();
-    await handle.stop();
-    handle.closeMetrics();
+    await runtime.stop();
+    runtime.closeMetrics();
   }
 
   /**
@@ -120,111 +127,83 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     return this.election(election).requestHandover(options);
   }
 
-  // ---- The default election ------------------------------------------------------------------
+  // ---- The default election (each member as documented on ElectionHandle) ----------------------
 
   /** Emits the current value on subscription, then every change; completes when the app shuts down. */
   get isLeader$(): Observable<boolean> {
-    return this.defaultHandle.isLeader$;
+    return this.runtimes.default.isLeader$;
   }
 
   get identity(): string {
-    return this.defaultHandle.identity;
+    return this.runtimes.default.identity;
   }
 
-  /** The current leader as last observed (ours while we hold the lease); undefined when unknown. */
   get leaderId(): string | undefined {
-    return this.defaultHandle.leaderId;
+    return this.runtimes.default.leaderId;
   }
 
-  /** Fencing token of our current term; undefined when not leading. */
   get term(): number | undefined {
-    return this.defaultHandle.term;
+    return this.runtimes.default.term;
   }
 
-  /** Aborts the moment the current term ends; already aborted when not leading. */
   get signal(): AbortSignal {
-    return this.defaultHandle.signal;
+    return this.runtimes.default.signal;
   }
 
   get events$(): Observable<LeadershipEvent> {
-    return this.defaultHandle.events$;
+    return this.runtimes.default.events$;
   }
 
   get timings(): Readonly<ElectorTimings> {
-    return this.defaultHandle.timings;
+    return this.runtimes.default.timings;
   }
 
-  /** True while this instance holds the lease (before its deadline) and is not stepping down. */
   isLeader(): boolean {
-    return this.defaultHandle.isLeader();
+    return this.runtimes.default.isLeader();
   }
 
   /** True from the start of shutdown: no new leader-only work starts. */
   get isSteppingDown(): boolean {
-    return this.defaultHandle.isSteppingDown;
+    return this.runtimes.default.isSteppingDown;
   }
 
-  /**
-   * Resolves with the term once this instance leads (at once if it does). Rejects with the
-   * signal's reason when `signal` aborts, or when the app shuts down first.
-   */
+  /** Rejects when the app shuts down first. */
   waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm> {
-    return this.defaultHandle.waitForLeadership(signal);
+    return this.runtimes.default.waitForLeadership(signal);
   }
 
   /**
-   * Runs `call` if this instance leads right now, and counts it until it settles, so shutdown
-   * waits for it before releasing the lease; otherwise returns `otherwise()` (default: undefined).
-   * What `@LeaderOnly()` does, for code that cannot carry a decorator (a queue consumer callback).
-   * A leading `name` labels its metrics and stuck-work reports (default `'runLeaderOnly'`).
+   * Runs `fn({ term, signal })` if this instance leads the default election right now (tracked for
+   * the drain), else returns `otherwise()` (default: undefined): see {@link RunIfLeader}.
    */
-  runLeaderOnly<T>(call: () => T): T | undefined;
-  runLeaderOnly<T, F>(call: () => T, otherwise: () => F): T | F;
-  runLeaderOnly<T>(name: string, call: () => T): T | undefined;
-  runLeaderOnly<T, F>(name: string, call: () => T, otherwise: () => F): T | F;
-  runLeaderOnly<T, F>(...args: [string | (() => T), ((() => T) | (() => F))?, (() => F)?]): T | F | undefined {
-    return Reflect.apply(this.defaultHandle.runLeaderOnly, this.defaultHandle, args) as T | F | undefined;
-  }
-
-  /** Runs `fn` with the term's `{ term, signal }` while leading the default election (see {@link ElectionHandle.runIfLeader}). */
   runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined;
+  runIfLeader<T, F>(fn: (term: LeadershipTerm) => T, otherwise: () => F): T | F;
   runIfLeader<T>(name: string, fn: (term: LeadershipTerm) => T): T | undefined;
-  runIfLeader<T>(...args: [string | ((term: LeadershipTerm) => T), ((term: LeadershipTerm) => T)?]): T | undefined {
-    return Reflect.apply(this.defaultHandle.runIfLeader, this.defaultHandle, args) as T | undefined;
+  runIfLeader<T, F>(name: string, fn: (term: LeadershipTerm) => T, otherwise: () => F): T | F;
+  runIfLeader(...args: unknown[]): unknown {
+    const runtime = this.runtimes.default;
+    return Reflect.apply(runtime.runIfLeader, runtime, args);
   }
 
-  /**
-   * Leader state: the value last written under `key` (default `'state'`) by any leader, with the
-   * term that wrote it; undefined when never written. Any replica may read.
-   */
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
-    return this.defaultHandle.readState<T>(key);
+    return this.runtimes.default.readState<T>(key);
   }
 
-  /**
-   * Writes leader state (JSON-serialisable, up to the store's limit, at least 64 KiB), fenced by the
-   * store: accepted only while this instance's lease is the current one there, so a leader resumed
-   * after a pause can never overwrite a newer leader's value. On a non-leader it rejects at once
-   * with `LeaseLostError`. Still allowed while stepping down (the lease is ours until released), so
-   * draining work can save its checkpoint. Keys starting with `tick:` belong to `once: 'per-tick'`
-   * and reject with a `TypeError`.
-   */
   writeState<T = unknown>(value: T, key?: string): Promise<void> {
-    return this.defaultHandle.writeState<T>(value, key);
+    return this.runtimes.default.writeState<T>(value, key);
   }
 
-  /** Give up leadership now (the term's signal aborts) and sit out one round so another instance wins. */
   resign(): Promise<void> {
-    return this.defaultHandle.resign();
+    return this.runtimes.default.resign();
   }
 
   status(): LeaderElectionStatus {
-    return this.defaultHandle.status();
+    return this.runtimes.default.status();
   }
 
   /** The status of every election, the default first. */
   statuses(): LeaderElectionStatus[] {
-    return [...this.handles.values()].map((handle) => handle.status());
+    return [...this.runtimes.values()].map((handle) => handle.status());
   }
 
   /**
@@ -233,8 +212,8 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    * `reason`, with its election when there are several).
    */
   health(): ElectorHealth {
-    const several = this.handles.size > 1;
-    for (const handle of this.handles.values()) {
+    const several = this.runtimes.size > 1;
+    for (const handle of this.runtimes.values()) {
       const health = handle.health();
       if (!health.healthy) return several ? { healthy: false, reason: `${handle.election}: ${health.reason}` } : health;
     }
@@ -250,7 +229,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     this.started = true;
     // The first acquire attempts complete here, before @nestjs/schedule mounts its timers in
     // onApplicationBootstrap: an elected instance's @Timeout jobs then run instead of being skipped.
-    await Promise.all([...this.handles.values()].map((handle) => handle.start(this.meter)));
+    await Promise.all([...this.runtimes.values()].map((handle) => handle.start(this.meter)));
     this.spread?.start();
   }
 
@@ -260,14 +239,14 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
 
   async onApplicationShutdown(): Promise<void> {
     await this.shutdown();
-    for (const handle of this.handles.values()) handle.closeMetrics();
+    for (const handle of this.runtimes.values()) handle.closeMetrics();
     if (!this.options.closeStoreOnShutdown || this.storeClosed) return;
     this.storeClosed = true;
     const { store } = this.options;
     try {
       await store.close?.();
     } catch (error) {
-      this.logger.warn(messages.storeCloseFailed(this.defaultHandle.election, store.name, errorMessage(error)));
+      this.logger.warn(messages.storeCloseFailed(this.runtimes.default.election, store.name, errorMessage(error)));
     }
   }
 
@@ -275,12 +254,12 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   private shutdown(): Promise<void> {
     this.shuttingDown ??= (async () => {
       this.spread?.stop();
-      await Promise.all([...this.handles.values()].map((handle) => handle.stop()));
+      await Promise.all([...this.runtimes.values()].map((handle) => handle.stop()));
     })();
     return this.shuttingDown;
   }
 
-  private newHandle(election: string): ElectionHandle {
+  private newRuntime(election: string): ElectionRuntime {
     const {
       shutdownTimeoutMs,
       closeStoreOnShutdown,
@@ -293,13 +272,13 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
       ...electorOptions
     } = this.options;
     const logger = this.logger;
-    return new ElectionHandle({ options: this.options, logger }, (handle) =>
+    return new ElectionRuntime({ options: this.options, logger }, (runtime) =>
       this.createElector({
         ...electorOptions,
         election,
         // Timed for the metrics by a pass-through view of the store: the elector never knows.
-        store: instrumentLeaseStore(this.options.store, handle.storeCalls),
-        handover: handle.handoverHooks,
+        store: instrumentLeaseStore(this.options.store, runtime.work.storeCalls),
+        handover: runtime.handoverHooks,
         logger: {
           log: (message) => logger.log(message),
           warn: (message) => logger.warn(message),

@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import { messages } from '../messages/leader-election.messages.js';
+import { nestMessages as messages } from './nest.messages.js';
 
 /** JSON body of the 503 a follower answers. `leaderId` is left out when `guard.exposeLeaderId` is false. */
 export interface NotLeaderResponseBody {

@@ -1,6 +1,5 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import type { ElectionHandle } from '../leadership/election.handle.js';
-import { messages } from '../messages/leader-election.messages.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
@@ -10,6 +9,7 @@ import { resolveGuardOptions } from './leader-election.options.js';
 import { LeaderElectionService } from './leader-election.service.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 import { NotLeaderException } from './leader-only.exception.js';
+import { nestMessages as messages } from './nest.messages.js';
 
 /**
  * Lets a request through on the leader only. Followers (and a leader that is stepping down)

@@ -1,5 +1,5 @@
-import { messages } from '../messages/leader-election.messages.js';
 import { isValidIdentity } from '../shared/identity.js';
+import { sharedMessages } from '../shared/messages.js';
 import {
   type HandoverRequest,
   type LeaseMeta,
@@ -8,6 +8,7 @@ import {
   MAX_LEASE_META_BYTES,
   type ReleaseOptions,
 } from './lease-store.js';
+import { storeMessages as messages } from './store.messages.js';
 
 /**
  * The handover capability, shared by every store that offers it: the JSON encodings of lease meta
@@ -68,7 +69,7 @@ export function releaseReservation(
   const { handoverTo, reserveMs } = options;
   if (handoverTo === undefined && reserveMs === undefined) return undefined;
   if (!isValidIdentity(handoverTo)) {
-    throw new TypeError(messages.handover.badReleaseOption('handoverTo', messages.identityForm, handoverTo));
+    throw new TypeError(messages.handover.badReleaseOption('handoverTo', sharedMessages.identityForm, handoverTo));
   }
   const max = maxReserveMs(limits);
   if (typeof reserveMs !== 'number' || !Number.isInteger(reserveMs) || reserveMs < 1 || reserveMs > max) {

@@ -1,5 +1,5 @@
-import { messages } from '../messages/leader-election.messages.js';
 import { FatalLeaseStoreError } from '../shared/errors.js';
+import { storeMessages as messages } from './store.messages.js';
 
 /**
  * The contract every lease backend implements. The elector is the only caller; it never

@@ -1,4 +1,3 @@
-import { messages } from '../messages/leader-election.messages.js';
 import {
   FatalLeaseStoreError,
   type LeaderStateEntry,
@@ -8,6 +7,7 @@ import {
   type LeaseStoreLimits,
   type StateCallOptions,
 } from './lease-store.js';
+import { storeMessages as messages } from './store.messages.js';
 import type { Step } from './store-support.js';
 
 /**

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { messages } from '../messages/leader-election.messages.js';
 import { settleWithin, throwIfAborted, untilAborted } from '../shared/abort.js';
 import {
   type AcquireRequest,
@@ -9,10 +8,11 @@ import {
   type LeaseWatch,
   TransientLeaseStoreError,
 } from './lease-store.js';
+import { storeMessages as messages } from './store.messages.js';
 
 /**
  * What every store shares, so that a store file is its protocol and nothing else:
- * - {@link StoreCalls}: call bookkeeping (pending clean-ups, closing, ended), the abort-aware
+ * - {@link StoreCallKit}: call bookkeeping (pending clean-ups, closing, ended), the abort-aware
  *   run → classify, the "closed" check, close() with a grace period, and the one rule for
  *   acquires of unknown outcome;
  * - {@link WatchFanOut}: the election → callbacks fan-out of push watches;
@@ -30,7 +30,7 @@ import {
 const CLOSE_GRACE_MS = 5_000;
 
 /**
- * A store built from {@link StoreCalls} settles `close()` within this, whatever its server does
+ * A store built from {@link StoreCallKit} settles `close()` within this, whatever its server does
  * (even when it never answers on a connection that stays open): one grace for the watches and the
  * pending clean-ups together, one for ending the connections.
  */
@@ -39,7 +39,7 @@ export const STORE_CLOSE_BOUND_MS = 2 * CLOSE_GRACE_MS;
 /** Refuses to start another request once the call's signal aborted (call it between requests). */
 export type Step = () => void;
 
-export interface StoreCallsOptions {
+export interface StoreCallKitOptions {
   /** The store's name, for the "closed" error. */
   name: string;
   /** Turns what a driver threw into a typed outcome (a LeaseStoreError is passed through as is). */
@@ -66,7 +66,12 @@ export interface AcquireProtocol {
   releaseAttempt(leaseId: string, signal: AbortSignal): Promise<unknown>;
 }
 
-export class StoreCalls {
+/**
+ * A store's side of every call (run, acquire, track, close), one per store instance. Not to be confused
+ * with the elector's side, `BoundedElectorCalls` (election/bounded-calls.ts), which bounds each call
+ * the elector makes to a store.
+ */
+export class StoreCallKit {
   /** Clean-ups of acquires of unknown outcome; close() lets them finish before ending connections. */
   private readonly pending = new Set<Promise<unknown>>();
   /**
@@ -78,7 +83,7 @@ export class StoreCalls {
   private ended = false;
   private inFlight = 0;
 
-  constructor(private readonly options: StoreCallsOptions) {}
+  constructor(private readonly options: StoreCallKitOptions) {}
 
   /** Throws once close() has ended (or begun ending) the store's connections. */
   assertOpen(): void {

@@ -1,13 +1,14 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { electionMessages } from '../election/election.messages.js';
 import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
-import { messages } from '../messages/leader-election.messages.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
 } from '../nest/interfaces/leader-election-options.interface.js';
 import { LEADER_ELECTION_ELECTOR_FACTORY, LEADER_ELECTION_MODULE_OPTIONS } from '../nest/leader-election.constants.js';
 import { LEADER_ELECTION_EXPORTS, LEADER_ELECTION_PROVIDERS } from '../nest/leader-election.module.js';
+import { nestMessages } from '../nest/nest.messages.js';
 import { TestingElectors } from './testing.elector.js';
 import { TestingLeadership } from './testing-leadership.js';
 
@@ -47,9 +48,10 @@ export class LeaderElectionTestingModule {
   static forRoot(options: LeaderElectionTestingOptions = {}): DynamicModule {
     const { leader = true, identity = 'test-instance', elections, guard } = options;
     const election = elections === undefined ? (options.election ?? 'test') : undefined;
-    if (typeof leader !== 'boolean') throw new TypeError(messages.optionNotBoolean('leader', leader));
+    if (typeof leader !== 'boolean') throw new TypeError(nestMessages.optionNotBoolean('leader', leader));
     // Checked here, where the mistake is, rather than at the first elect().
-    if (typeof identity !== 'string' || identity === '') throw new TypeError(messages.invalidIdentity(identity));
+    if (typeof identity !== 'string' || identity === '')
+      throw new TypeError(electionMessages.invalidIdentity(identity));
     // No store: the testing elector never calls one, and the service is told not to close one.
     // Spread needs a store to publish counts in: off here, leadership is moved by hand.
     const moduleOptions: Omit<LeaderElectionModuleOptions, 'store'> = {

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { messages } from '../messages/leader-election.messages.js';
+import { electionMessages } from '../election/election.messages.js';
 import { LeaderElectionExplorer } from '../nest/leader-election.explorer.js';
 import { type TestingElector, TestingElectors } from './testing.elector.js';
+import { testingMessages } from './testing.messages.js';
 
 /**
  * Moves this application's leadership in a test. Each method changes the state of the elector
@@ -29,7 +30,7 @@ export class TestingLeadership {
   async elect(term?: number, election?: string): Promise<void> {
     const elector = this.running('elect', election);
     if (term !== undefined && !(Number.isSafeInteger(term) && term > 0)) {
-      throw new TypeError(messages.testingInvalidTerm(term));
+      throw new TypeError(testingMessages.testingInvalidTerm(term));
     }
     elector.elect(term);
   }
@@ -39,7 +40,7 @@ export class TestingLeadership {
    * default: the store's "no longer ours"). The leader becomes unknown, as after a real loss.
    * No-op when following.
    */
-  async revoke(reason: string = messages.reasonLost, election?: string): Promise<void> {
+  async revoke(reason: string = electionMessages.reasonLost, election?: string): Promise<void> {
     this.running('revoke', election).revoke(String(reason));
   }
 
@@ -50,7 +51,7 @@ export class TestingLeadership {
   async setLeader(identity: string | undefined, election?: string): Promise<void> {
     const elector = this.running('setLeader', election);
     if (identity !== undefined && (typeof identity !== 'string' || identity === '')) {
-      throw new TypeError(messages.testingInvalidIdentity(identity));
+      throw new TypeError(testingMessages.testingInvalidIdentity(identity));
     }
     elector.setLeader(identity);
   }
@@ -63,10 +64,10 @@ export class TestingLeadership {
    */
   bind<T extends object>(instance: T): T {
     if (instance === null || (typeof instance !== 'object' && typeof instance !== 'function')) {
-      throw new TypeError(messages.testingNotAnObject(instance));
+      throw new TypeError(testingMessages.testingNotAnObject(instance));
     }
     if (!this.explorer.adopt(instance)) {
-      throw new Error(messages.testingBoundElsewhere(instance.constructor?.name ?? 'the instance'));
+      throw new Error(testingMessages.testingBoundElsewhere(instance.constructor?.name ?? 'the instance'));
     }
     return instance;
   }
@@ -76,7 +77,7 @@ export class TestingLeadership {
     const elector = this.electors.get(election, method);
     const state = elector.state;
     // Promise-returning methods report by rejecting (async), never by throwing synchronously.
-    if (state === 'idle' || state === 'stopped') throw new Error(messages.testingNotRunning(method, state));
+    if (state === 'idle' || state === 'stopped') throw new Error(testingMessages.testingNotRunning(method, state));
     return elector;
   }
 }

@@ -1,9 +1,10 @@
 import { type Observable, Subject } from 'rxjs';
+import { electionMessages } from '../election/election.messages.js';
 import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopOptions } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
 import type { LeaderElector } from '../leadership/leader-elector.interface.js';
-import { messages } from '../messages/leader-election.messages.js';
+import { leadershipMessages } from '../leadership/leadership.messages.js';
 import { NoLeaderError } from '../shared/errors.js';
 import {
   checkUserStateKey,
@@ -77,7 +78,7 @@ export class TestingElector implements LeaderElector {
 
   get signal(): AbortSignal {
     if (this.isLeader() && this.termController) return this.termController.signal;
-    return AbortSignal.abort(new DOMException(messages.notLeading, 'AbortError'));
+    return AbortSignal.abort(new DOMException(electionMessages.notLeading, 'AbortError'));
   }
 
   async readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
@@ -96,7 +97,7 @@ export class TestingElector implements LeaderElector {
   /** @internal The once-per-tick ledger's path (its `tick:` keys), fenced the same way. */
   async writeTickRecord<T = unknown>(value: T, key?: string): Promise<void> {
     const term = this.term;
-    if (term === undefined) throw new LeaseLostError(messages.stateNotLeader(this.election));
+    if (term === undefined) throw new LeaseLostError(electionMessages.stateNotLeader(this.election));
     const lease = { election: this.election, holder: this.identity, leaseId: String(term), term };
     const write = prepareStateWrite(STATE_STORE, lease, value, { key, signal: NEVER_ABORTED });
     this.leaderState.set(write.key, write.entry);
@@ -104,13 +105,13 @@ export class TestingElector implements LeaderElector {
 
   /** Like the real one, resolves after the "first acquire": won when the kit was told `leader: true`. */
   async start(): Promise<void> {
-    if (this.current !== 'idle') throw new Error(messages.alreadyStarted(this.election));
+    if (this.current !== 'idle') throw new Error(electionMessages.alreadyStarted(this.election));
     this.current = 'follower';
     if (this.leaderAtStart) this.elect();
   }
 
   async resign(): Promise<void> {
-    this.stepDown(messages.reasonResigned);
+    this.stepDown(electionMessages.reasonResigned);
   }
 
   /**
@@ -120,7 +121,7 @@ export class TestingElector implements LeaderElector {
    */
   async requestHandover(options: HandoverRequestOptions = {}): Promise<HandoverRequest | undefined> {
     const leader = this.leaderId;
-    if (leader === undefined) throw new NoLeaderError(this.election, messages.handoverNoLeader(this.election));
+    if (leader === undefined) throw new NoLeaderError(this.election, electionMessages.handoverNoLeader(this.election));
     if (options.to === leader) return undefined;
     const request: HandoverRequest = {
       election: this.election,
@@ -161,7 +162,7 @@ export class TestingElector implements LeaderElector {
 
   health(): ElectorHealth {
     if (this.current === 'idle' || this.current === 'stopped') {
-      return { healthy: false, reason: messages.notRunning(this.current) };
+      return { healthy: false, reason: electionMessages.notRunning(this.current) };
     }
     return { healthy: true };
   }
@@ -171,7 +172,7 @@ export class TestingElector implements LeaderElector {
     if (this.isLeader()) {
       if (term === undefined || term === this.currentTerm) return;
       // A new term is a new lease: the real elector only gets one after losing the old.
-      this.stepDown(messages.reasonLost);
+      this.stepDown(electionMessages.reasonLost);
     }
     term ??= this.lastTerm + 1;
     this.currentTerm = term;
@@ -194,7 +195,7 @@ export class TestingElector implements LeaderElector {
       this.elect();
       return;
     }
-    this.stepDown(messages.reasonLost);
+    this.stepDown(electionMessages.reasonLost);
     this.setObservedLeader(identity);
   }
 
@@ -203,7 +204,7 @@ export class TestingElector implements LeaderElector {
     if (this.current !== 'leader' || term === undefined) return;
     this.current = 'follower';
     this.currentTerm = undefined;
-    this.termController?.abort(new DOMException(messages.termEnded(reason), 'AbortError'));
+    this.termController?.abort(new DOMException(electionMessages.termEnded(reason), 'AbortError'));
     this.termController = undefined;
     this.events.next({ type: 'revoked', term, reason });
     if (this.observedLeader === this.identity) this.setObservedLeader(undefined);
@@ -217,7 +218,7 @@ export class TestingElector implements LeaderElector {
 
   private async doStop({ beforeRelease }: StopOptions): Promise<void> {
     if (this.current === 'idle') this.current = 'follower';
-    this.stepDown(messages.reasonStopped);
+    this.stepDown(electionMessages.reasonStopped);
     try {
       await beforeRelease?.();
     } finally {
@@ -248,7 +249,9 @@ export class TestingElectors {
     const elector = election === undefined ? this.electors.values().next().value : this.electors.get(election);
     if (!elector) {
       throw new Error(
-        messages.unknownElection(`TestingLeadership.${method}()`, String(election), [...this.electors.keys()]),
+        leadershipMessages.unknownElection(`TestingLeadership.${method}()`, String(election), [
+          ...this.electors.keys(),
+        ]),
       );
     }
     return elector;

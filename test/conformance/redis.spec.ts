@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
-import { messages } from '../../lib/messages/leader-election.messages.js';
 import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { redisMessages } from '../../lib/stores/redis/redis.messages.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
@@ -147,7 +147,7 @@ describe('RedisLeaseStore specifics', () => {
   it('the grants the NOPERM message names are enough for every call, leader state included', async () => {
     const user = uniqueName('le_granted');
     const password = randomBytes(8).toString('hex');
-    const grants = messages.redis.permissionDenied(prefix).split('ACL SETUSER <user> ')[1]?.split(' ') ?? [];
+    const grants = redisMessages.permissionDenied(prefix).split('ACL SETUSER <user> ')[1]?.split(' ') ?? [];
     expect(grants).toContain('+hset');
     await withRedis((redis) => redis.call('ACL', 'SETUSER', user, 'on', `>${password}`, 'resetchannels', ...grants));
     try {

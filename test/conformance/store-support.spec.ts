@@ -16,7 +16,7 @@ import {
   prepareStateWrite,
   withStateColumn,
 } from '../../lib/stores/state-support.js';
-import { type AcquireProtocol, StoreCalls, WatchFanOut } from '../../lib/stores/store-support.js';
+import { type AcquireProtocol, StoreCallKit, WatchFanOut } from '../../lib/stores/store-support.js';
 
 const request = (signal: AbortSignal) => ({ election: 'e', identity: 'me', leaseDurationMs: 5_000, signal });
 
@@ -31,14 +31,14 @@ function deferred<T>() {
 }
 
 function calls(busy: boolean[] = []) {
-  return new StoreCalls({
+  return new StoreCallKit({
     name: 'TestStore',
     classify: (error) => new FatalLeaseStoreError(`classified: ${String(error)}`),
     onBusy: (value) => busy.push(value),
   });
 }
 
-describe('StoreCalls', () => {
+describe('StoreCallKit', () => {
   it('run: settles at the abort even when the work does not, classifies driver errors, passes typed ones', async () => {
     const support = calls();
     const controller = new AbortController();

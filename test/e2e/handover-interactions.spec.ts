@@ -136,8 +136,7 @@ describe('handover interactions (issue 24)', () => {
     let ledAgainAt: number | undefined;
     setTimeout(() => (store.down = false), TIMINGS.leaseDurationMs);
     while (Date.now() - start < TIMINGS.leaseDurationMs + 2 * TIMINGS.retryIntervalMs + SLACK_MS + 2_000) {
-      const handle = election.election();
-      const holds = handle.elector.isLeader();
+      const holds = election.runtimes.default.elector.isLeader();
       const acts = election.isLeader();
       const status = election.status();
       if (status.isLeader !== acts) lies.push(`status.isLeader ${status.isLeader}, isLeader() ${acts}`);

@@ -117,7 +117,7 @@ describe('leader state and once-per-tick (Nest apps)', () => {
     expect(runs).toEqual([]);
     // A previous leader ran the tick two hours ago, then nobody ran the last one.
     // (through the ledger's own path: the public writeState refuses `tick:` keys)
-    await election.election().writeTickRecord(lastHour - 3_600_000, 'tick:hourly');
+    await election.runtimes.default.writeTickRecord(lastHour - 3_600_000, 'tick:hourly');
     await election.resign();
     await waitFor('re-election', () => election.isLeader(), 5_000);
     await waitFor('the catch-up run', () => runs.length >= 1, 2_000);

@@ -212,14 +212,14 @@ describe('OpenTelemetry metrics (Prometheus exporter, real scrape)', () => {
 
     const startedAt = performance.now();
     void watched.get(Watched).hang();
-    void watched.get(LeaderElectionService).runLeaderOnly('nightly-export', () => new Promise(() => undefined));
+    void watched.get(LeaderElectionService).runIfLeader('nightly-export', () => new Promise(() => undefined));
     await waitFor('stuck', () => electionOf(watched).health().healthy === false, 300 + SLACK_MS);
     await sleep(100);
     const during = await scrape();
     const hung = stuck(during, 'Watched.hang')[0].value;
     expect(hung).toBeGreaterThanOrEqual(0.3);
     expect(hung).toBeLessThanOrEqual((performance.now() - startedAt) / 1000);
-    // runLeaderOnly work under the name it was given, from its first call.
+    // runIfLeader work under the name it was given, from its first call.
     expect(stuck(during, 'nightly-export')[0].value).toBeGreaterThanOrEqual(0.3);
     expect(stuck(during, 'Watched.pump')).toEqual([]);
     // One line at init says metrics record.

@@ -125,22 +125,22 @@ describe('LeaderElectionService and leadership hooks', () => {
     await waitFor('app-a to see app-b lead', () => ea.leaderId === 'app-b', RETRY_MS * 3 + SLACK_MS);
   });
 
-  it('runLeaderOnly runs on the leader only, and the shutdown drain waits for it as for @LeaderOnly', async () => {
+  it('runIfLeader runs on the leader only (else otherwise()), and the shutdown drain waits for it as for @LeaderOnly', async () => {
     const store = new RecordingStore();
     const a = await createApp({ election: { store, identity: 'app-a' } });
     apps.push(a);
     const b = await createApp({ election: { store, identity: 'app-b' } });
     apps.push(b);
-    expect(electionOf(b).runLeaderOnly(() => 'ran')).toBeUndefined();
+    expect(electionOf(b).runIfLeader(() => 'ran')).toBeUndefined();
     expect(
-      electionOf(b).runLeaderOnly(
+      electionOf(b).runIfLeader(
         () => 'ran',
         () => 'skipped',
       ),
     ).toBe('skipped');
 
     let finishedAt = 0;
-    const work = electionOf(a).runLeaderOnly(async () => {
+    const work = electionOf(a).runIfLeader(async () => {
       await sleep(300);
       finishedAt = Date.now();
       return 'done';

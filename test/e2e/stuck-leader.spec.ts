@@ -187,17 +187,22 @@ describe('stuck leader work', () => {
     );
   });
 
-  it('names runLeaderOnly / runIfLeader work by the name given', async () => {
+  it('names runIfLeader work by the name given', async () => {
     const app = await stuckApp(new InMemoryLeaseStore(), 'a', { stuckAfterMs: STUCK_MS }, []);
     const election = app.get(LeaderElectionService);
-    expect(election.runLeaderOnly('nightly-export', () => 'ran')).toBe('ran');
+    expect(election.runIfLeader('nightly-export', () => 'ran')).toBe('ran');
+    expect(
+      election.runIfLeader(
+        'nightly-export',
+        () => 'ran',
+        () => 'skipped',
+      ),
+    ).toBe('ran');
     expect(election.runIfLeader('consumer', ({ term }) => term)).toBe(electionOf(app).term);
-    void election.runLeaderOnly('billing-export', () => new Promise(() => undefined));
+    void election.runIfLeader('billing-export', () => new Promise(() => undefined));
     await waitFor('health down', () => electionOf(app).health().healthy === false, STUCK_MS + SLACK_MS);
     expect(electionOf(app).health().reason).toMatch(/^stuck: billing-export has been running for/);
-    expect(() => election.runLeaderOnly('', () => 1)).toThrow(
-      'runLeaderOnly(name, fn): name must be a non-empty string',
-    );
+    expect(() => election.runIfLeader('', () => 1)).toThrow('runIfLeader(name, fn): name must be a non-empty string');
     expect(() => (election.runIfLeader as unknown as (name: string) => unknown)('x')).toThrow('runIfLeader(name, fn)');
   });
 

@@ -1,5 +1,5 @@
 // @ts-check
-// The safety mutants `npm run test:mutants` plants, one at a time (scripts/mutants.mjs). Each is a
+// The safety mutants `npm run test:mutants` plants, one at a time (test/mutants/run.mjs). Each is a
 // specific wrong idea a maintainer could have, stated in `rule`; `from` must occur exactly once in
 // `file` (else the mutant is reported STALE: the code moved, update the pattern); a mutant that
 // needs more than one edit lists them all in `also`, planted together; `tests` are the test files
@@ -64,8 +64,8 @@ export const mutants = [
     id: 'is-leader-without-deadline',
     rule: 'isLeader() checks the deadline at call time',
     file: 'lib/election/elector.ts',
-    from: 'return !this.loop.checkDeadline() && this.loop.state === ',
-    to: 'return this.loop.state === ',
+    from: 'return !this.terms.checkDeadline() && this.terms.state === ',
+    to: 'return this.terms.state === ',
     tests: UNIT,
     quick: true,
   },
@@ -123,7 +123,7 @@ export const mutants = [
   {
     id: 'stop-before-late-release',
     rule: "stop() resolves only once a late-won acquire's release has run; nothing starts after it",
-    file: 'lib/election/store-calls.ts',
+    file: 'lib/election/bounded-calls.ts',
     from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);\n    }\n    this.closed = true;',
     to: 'this.clock.clearTimeout(timer);\n    }',
     tests: UNIT,
@@ -131,7 +131,7 @@ export const mutants = [
   {
     id: 'stop-drops-late-release',
     rule: "stop() waits for a late-won acquire's answer (up to one call timeout) and releases it; it does not close first",
-    file: 'lib/election/store-calls.ts',
+    file: 'lib/election/bounded-calls.ts',
     from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);',
     to: 'this.clock.clearTimeout(timer);',
     tests: UNIT,
@@ -163,7 +163,7 @@ export const mutants = [
   {
     id: 'sim-stop-before-late-release',
     rule: "finding 3 of #11, simulation only: stop() resolves only once a late-won acquire's release has run",
-    file: 'lib/election/store-calls.ts',
+    file: 'lib/election/bounded-calls.ts',
     from: 'await Promise.race([Promise.all(this.lateAnswers), bound]);\n      this.clock.clearTimeout(timer);\n    }\n    this.closed = true;',
     to: 'this.clock.clearTimeout(timer);\n    }',
     tests: SIM,
@@ -281,9 +281,9 @@ export const mutants = [
   {
     id: 'release-before-drain',
     rule: 'shutdown drains in-flight leader work before it releases',
-    file: 'lib/leadership/election.handle.ts',
-    from: 'const stillRunning = await this.inFlight.whenIdle(shutdownTimeoutMs, this.idleWait(signal));',
-    to: 'const stillRunning = this.inFlight.size;',
+    file: 'lib/leadership/work.drain.ts',
+    from: 'const stillRunning = await inFlight.whenIdle(shutdownTimeoutMs, this.idleWait(signal));',
+    to: 'const stillRunning = inFlight.size;',
     tests: ['test/e2e/jobs.spec.ts'],
     quick: true,
   },
@@ -316,9 +316,9 @@ export const mutants = [
   {
     id: 'push-follower-ignores-expiry',
     rule: "a push store's watch reports releases, not expiries: a follower contends when the holder's lease can have expired (crash failover ≤ lease + retry)",
-    file: 'lib/election/election-loop.ts',
-    from: 'return Math.min(untilExpiry + afterExpiry, jitter(Math.max(timings.retryIntervalMs, timings.leaseDurationMs)));',
-    to: 'return jitter(Math.max(timings.retryIntervalMs, timings.leaseDurationMs));',
+    file: 'lib/election/follower-schedule.ts',
+    from: 'return Math.min(untilExpiry + afterExpiry, jitter(Math.max(retry, lease)));',
+    to: 'return jitter(Math.max(retry, lease));',
     tests: ['test/unit/elector-push-polling.spec.ts', 'test/conformance/memory-push.spec.ts'],
     quick: true,
   },
@@ -335,8 +335,8 @@ export const mutants = [
     id: 'handover-release-before-step-down',
     rule: 'an honoured handover ends the term (signal aborted, isLeader false) before the lease is released',
     file: 'lib/election/election-loop.ts',
-    from: '    this.stepDown(reason, false);\n    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };\n      await this.calls.release(lease, reservation);\n',
-    to: '    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };\n      await this.calls.release(lease, reservation);\n      this.stepDown(reason, false);\n',
+    from: '    this.d.terms.stepDown(reason, false);\n    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };\n      await this.calls.release(lease, reservation);\n',
+    to: '    try {\n      await beforeRelease?.();\n    } finally {\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };\n      await this.calls.release(lease, reservation);\n      this.d.terms.stepDown(reason, false);\n',
     tests: ['test/unit/elector-handover.spec.ts'],
   },
   {
@@ -424,7 +424,7 @@ export const mutants = [
     id: 'azure-renewed-lease-id-unchecked',
     rule: 'a renew answered for another lease id is a lost lease (Azurite renews an expired lease for anyone)',
     file: 'lib/stores/azure/azure-blob.store.ts',
-    from: 'if (renewed !== lease.leaseId) throw new LeaseLostError(messages.azure.renewedForeignLease(lease.election));',
+    from: 'if (renewed !== lease.leaseId) throw new LeaseLostError(azureMessages.renewedForeignLease(lease.election));',
     to: 'void renewed;',
     tests: AZURE,
     testNamePattern: STRANGER,

@@ -14,7 +14,7 @@ import {
   toLeaseStoreError,
 } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
-import { StoreCalls } from '../../lib/stores/store-support.js';
+import { StoreCallKit } from '../../lib/stores/store-support.js';
 import type { NodeClock, World } from './world.js';
 
 /** What the network does to calls while faults are on (probabilities per call). */
@@ -190,7 +190,7 @@ export class SimStoreClient implements LeaseStore {
   readonly name = 'SimLeaseStore';
   readonly limits;
   private calls = 0;
-  private readonly storeCalls = new StoreCalls({
+  private readonly storeCalls = new StoreCallKit({
     name: 'SimLeaseStore',
     classify: (error) => toLeaseStoreError(error),
     newLeaseId: () => `${this.node}:${++this.calls}`,

@@ -4,7 +4,7 @@ import { CHECKS, enabledChecks } from './checker.js';
 /**
  * Deterministic simulation of 3–5 real Electors over a faulty simulated store (see test/sim).
  * `SIM_SEED` and `SIM_RUNS` choose the campaign (`SIM_RUN=<n>` replays run n alone);
- * `SIM_CHECKS` / `SIM_FAULTS` narrow it. Long campaigns: `node bench/sim-campaign.mjs`.
+ * `SIM_CHECKS` / `SIM_FAULTS` narrow it. Long campaigns: `node bench/experiments/sim-campaign.mjs`.
  */
 const seed = Number(process.env.SIM_SEED ?? 20_261_123);
 const single = process.env.SIM_RUN === undefined ? undefined : Number(process.env.SIM_RUN);

@@ -1,8 +1,9 @@
 // The testing kit must feed the service what a real Elector would: same events, same order, same
 // fields. Each scenario runs on a real Elector (in-memory store, FakeClock: deterministic) and on the
 // kit's TestingElector, and the two event logs must match.
+
+import { electionMessages as messages } from '../../lib/election/election.messages.js';
 import { Elector, type LeadershipEvent } from '../../lib/index.js';
-import { messages } from '../../lib/messages/leader-election.messages.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { TestingElector } from '../../lib/testing/testing.elector.js';
 import { FakeClock } from '../../lib/testing.js';

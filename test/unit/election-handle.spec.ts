@@ -1,9 +1,9 @@
 // Issue 24: the handle's leadership view belongs to the term it was set for, and health tells the
-// truth about a lease held without acting. An ElectionHandle built outside Nest (as the simulation
+// truth about a lease held without acting. An election runtime built outside Nest (as the simulation
 // builds it), over the in-memory store, with the handle, elector and store on one fake clock.
 import type { Logger } from '@nestjs/common';
 import { Elector, type ElectorOptions, type HandoverHooks } from '../../lib/election/elector.js';
-import { ElectionHandle } from '../../lib/leadership/election.handle.js';
+import { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
 import type { LeaderElectionSharedOptions } from '../../lib/nest/interfaces/leader-election-options.interface.js';
 import { resolveModuleOptions } from '../../lib/nest/leader-election.options.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
@@ -50,7 +50,7 @@ describe('ElectionHandle (fake clock)', () => {
   let clock: FakeClock;
   let store: OutageStore;
   let logs: LogLines;
-  const handles: ElectionHandle[] = [];
+  const handles: ElectionRuntime[] = [];
 
   beforeEach(() => {
     clock = new FakeClock(1_000);
@@ -70,11 +70,11 @@ describe('ElectionHandle (fake clock)', () => {
   function handle(
     identity: string,
     module: Partial<LeaderElectionSharedOptions> = {},
-    hooks?: (handle: ElectionHandle) => HandoverHooks,
+    hooks?: (handle: ElectionRuntime) => HandoverHooks,
     elector: Partial<ElectorOptions> = {},
-  ): ElectionHandle {
+  ): ElectionRuntime {
     const options = resolveModuleOptions({ store, election: 'jobs', shutdownTimeoutMs: 30_000, ...module });
-    const created = new ElectionHandle(
+    const created = new ElectionRuntime(
       { options, logger: logs.logger, clock },
       (self) =>
         new Elector({

@@ -17,24 +17,12 @@ const ENTRIES = Object.values(
   return built === undefined ? [] : [posix.join('lib', posix.relative('./dist/esm', built).replace(/\.js$/, '.ts'))];
 });
 
-const LAYERS = [
-  'shared',
-  'messages',
-  'stores',
-  'election',
-  'metrics',
-  'leadership',
-  'nest',
-  'testing',
-  'cli',
-  'entry',
-] as const;
+const LAYERS = ['shared', 'stores', 'election', 'metrics', 'leadership', 'nest', 'testing', 'cli', 'entry'] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** What each layer may import from lib/ (its own folder included). */
 const ALLOWED: Record<Layer, readonly Layer[]> = {
   shared: ['shared'],
-  messages: ['messages', 'shared'],
   stores: ['stores', 'shared'],
   // election/ reaches stores/ through the contract only (ELECTION_STORE_CONTRACT).
   election: ['election', 'stores', 'shared'],
@@ -52,27 +40,14 @@ const NEST_TYPE_IMPORTS: readonly Layer[] = ['leadership'];
 
 const ELECTION_STORE_CONTRACT = 'lib/stores/lease-store.ts';
 
-/**
- * The one messages file, imported from every layer but shared/: to be removed by phase 3 of #25 (messages
- * split per layer), which leaves no exemption.
- */
-const MESSAGES = 'lib/messages/leader-election.messages.ts';
+/** Upward edges known today, each `from -> to` (none since phase 2 of #25, the handle split). */
+const KNOWN_UPWARD_EDGES: readonly string[] = [];
 
 /**
- * Upward edges known today, each `from -> to`: to be removed by phase 2 of #25 (the handle split: the
- * runtime gets its options and the abort grace from below the Nest layer).
+ * Import cycles known today, each as the sorted files of one strongly connected component: none (the
+ * loop ⇄ handover desk cycle went with phase 5 of #25: the desk hears of terms through the term keeper).
  */
-const KNOWN_UPWARD_EDGES: readonly string[] = [
-  'lib/leadership/election.handle.ts -> lib/nest/interfaces/leader-election-options.interface.ts',
-  'lib/leadership/election.handle.ts -> lib/nest/leader-election.constants.ts',
-];
-
-/**
- * Import cycles known today, each as the sorted files of one strongly connected component: to be
- * removed by phase 5 of #25 (the loop refactor: the handover desk reacts to term events instead of the
- * loop writing its fields).
- */
-const KNOWN_CYCLES: readonly (readonly string[])[] = [['lib/election/election-loop.ts', 'lib/election/handover.ts']];
+const KNOWN_CYCLES: readonly (readonly string[])[] = [];
 
 function layerOf(file: string): Layer | undefined {
   const [top, folder, rest] = file.split('/');
@@ -128,7 +103,6 @@ function upward(from: string, { spec, typeOnly }: Import): string | undefined {
     return `${layer}/ imports Nest (${spec})`;
   }
   const to = resolve(from, spec);
-  if (to === MESSAGES && layer !== 'shared') return undefined;
   const target = layerOf(to);
   if (target === undefined) return `imports ${to}, in no layer`;
   if (!ALLOWED[layer].includes(target))
@@ -252,10 +226,14 @@ describe('layering of lib/', () => {
   it('finds a planted upward edge of each kind', () => {
     const files = libSources();
     const edges = (file: string, line: string) => upwardEdges(plant(files, file, line));
-    expect(edges('lib/shared/abort.ts', "import { messages } from '../messages/leader-election.messages.js';")).toEqual(
-      [`lib/shared/abort.ts -> ${MESSAGES}: shared/ imports messages/`],
-    );
+    // Messages live in their layer's folder (#25): no exemption for them.
+    expect(edges('lib/shared/abort.ts', "import { storeMessages } from '../stores/store.messages.js';")).toEqual([
+      'lib/shared/abort.ts -> lib/stores/store.messages.ts: shared/ imports stores/',
+    ]);
     const memory = 'lib/stores/memory/memory.store.ts';
+    expect(edges(memory, "import { electionMessages } from '../../election/election.messages.js';")).toEqual([
+      `${memory} -> lib/election/election.messages.ts: stores/ imports election/`,
+    ]);
     expect(edges(memory, "import type { Elector } from '../../election/elector.js';")).toHaveLength(1);
     expect(edges(memory, "import { LeaderElectionService } from '../../nest/leader-election.service.js';")).toEqual([
       `${memory} -> lib/nest/leader-election.service.ts: stores/ imports nest/`,
@@ -278,12 +256,18 @@ describe('layering of lib/', () => {
     expect(edges('lib/nest/leader-only.guard.ts', "import { X } from '../index.js';")).toHaveLength(1);
     expect(edges('lib/cli/table.ts', "import { X } from '../nest/leader-election.service.js';")).toHaveLength(1);
     expect(edges('lib/index.ts', "export { X } from './cli/main.js';")).toHaveLength(1);
-    // Allowed: the contract, the messages, shared/, Nest types in leadership/, anything from above downward.
+    // Allowed: the contract, shared/, Nest types in leadership/, anything from above downward (messages too).
     expect(edges('lib/election/term.ts', "import type { Lease } from '../stores/lease-store.js';")).toEqual([]);
     expect(edges('lib/leadership/tick.ledger.ts', "import type { Logger } from '@nestjs/common';")).toEqual([]);
     expect(edges('lib/nest/leader-election.service.ts', "import { Elector } from '../election/elector.js';")).toEqual(
       [],
     );
+    expect(
+      edges(
+        'lib/nest/leader-election.service.ts',
+        "import { leadershipMessages } from '../leadership/leadership.messages.js';",
+      ),
+    ).toEqual([]);
     expect(edges('lib/testing/testing.elector.ts', "import { X } from '../nest/leader-election.service.js';")).toEqual(
       [],
     );
@@ -306,9 +290,9 @@ describe('layering of lib/', () => {
     );
     expect(dynamic).toHaveLength(1);
     expect(dynamic[0]).toEqual(expect.arrayContaining(['lib/shared/abort.ts', 'lib/stores/memory/memory.store.ts']));
-    // A file joining a known cycle changes that cycle: it fails too.
-    expect(importCycles(plant(files, 'lib/election/term.ts', "import type { X } from './handover.js';"))).not.toEqual(
-      KNOWN_CYCLES,
-    );
+    // The desk reaching back into the loop (as it did before #25 phase 5) is a cycle again.
+    expect(
+      known(plant(files, 'lib/election/handover.ts', "import type { ElectionLoop } from './election-loop.js';")),
+    ).toEqual([['lib/election/election-loop.ts', 'lib/election/handover.ts']]);
   });
 });

@@ -1,14 +1,16 @@
 import { UseGuards } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants.js';
-import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../../leadership/cron-schedule.js';
+import { SCHEDULE_CRON_OPTIONS } from '../../leadership/cron-schedule.js';
+import { type LeaderOnlyBinding, leaderOnlySite } from '../../leadership/leader-only.runner.js';
+import type { LeaderOnlyTick } from '../../leadership/once-per-tick.runner.js';
 import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from '../../leadership/stuck-work.detector.js';
-import { messages } from '../../messages/leader-election.messages.js';
 import {
   LEADER_ELECTION_BINDING,
   LEADER_ONLY_METADATA,
   LEADER_ONLY_OPTIONS_METADATA,
 } from '../leader-election.constants.js';
 import { LeaderOnlyGuard } from '../leader-only.guard.js';
+import { nestMessages as messages } from '../nest.messages.js';
 
 /**
  * Runs the method on the elected instance only.
@@ -67,7 +69,7 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
     const isAsync = isAsyncFunction(original);
     // Everything a call needs that does not change between calls, built once: the hot path
     // (a skipped call above all) allocates nothing of its own.
-    const site: LeaderOnlySite = {
+    const site = leaderOnlySite({
       label,
       election: resolved.election,
       isAsync,
@@ -77,9 +79,7 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
             { label, missed: resolved.missed, cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper) }
           : undefined,
       isRoute: () => (routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper)),
-      skipLoggedFor: undefined,
-      skipLoggedAt: -1,
-    };
+    });
     // Route-ness is read at the first call that needs it, not here: @Get() may be applied after
     // us, onto the wrapper. By then every decorator has run, so it is read once.
     let routeness: boolean | undefined;
@@ -139,34 +139,6 @@ export interface LeaderOnlyDeclaration {
   original: (...args: unknown[]) => unknown;
   /** With `once: 'per-tick'`: the object every call of this method carries, which identifies its job. */
   tick?: LeaderOnlyTick;
-}
-
-/** @internal A once-per-tick call: its job's identity and schedule. */
-export interface LeaderOnlyTick {
-  label: string;
-  missed: 'skip' | 'catch-up';
-  cron: () => CronMetadata | undefined;
-}
-
-/** @internal What a `@LeaderOnly` method's calls share: built once, when the decorator is applied. */
-export interface LeaderOnlySite {
-  label: string;
-  /** The election that decides (undefined: the app's default election). */
-  election: string | undefined;
-  /** An `async` method: a skipped call answers with a promise of undefined. */
-  isAsync: boolean;
-  tick?: LeaderOnlyTick;
-  /** Whether the method is an HTTP route (read once, at the first call that asks). */
-  isRoute(): boolean;
-  /** The election handle and its change count at the last logged skip: repeats are not logged. */
-  skipLoggedFor: object | undefined;
-  skipLoggedAt: number;
-}
-
-/** @internal What an application's explorer attaches to each instance that has `@LeaderOnly` methods. */
-export interface LeaderOnlyBinding {
-  /** Runs `method` on `self` with `args` if this app leads; otherwise skips (or refuses a route). */
-  invoke(site: LeaderOnlySite, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown;
 }
 
 const OPTION_KEYS = ['election', 'once', 'missed', 'stuckAfterMs'] as const;

@@ -1,6 +1,6 @@
 import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from '../../leadership/stuck-work.detector.js';
-import { messages } from '../../messages/leader-election.messages.js';
 import { LEADERSHIP_HOOKS_METADATA } from '../leader-election.constants.js';
+import { nestMessages as messages } from '../nest.messages.js';
 
 export type LeadershipHookKind = 'elected' | 'revoked' | 'leader-changed';
 

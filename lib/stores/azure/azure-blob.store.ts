@@ -1,5 +1,4 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { messages } from '../../messages/leader-election.messages.js';
 import { encodeHandoverRequest, encodeLeaseMeta, releaseReservation } from '../handover-support.js';
 import {
   type AcquireRequest,
@@ -21,7 +20,9 @@ import {
   toLeaseStoreError,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../state-support.js';
-import { StoreCalls } from '../store-support.js';
+import { storeMessages } from '../store.messages.js';
+import { StoreCallKit } from '../store-support.js';
+import { azureMessages } from './azure.messages.js';
 import { type AzureBlobLeaseStoreOptions, azureContainerClient, loadContainerClient } from './azure-client.js';
 import {
   type AzureAuthKind,
@@ -75,7 +76,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
     minLeaseDurationMs: 15_000,
     maxLeaseDurationMs: 60_000,
     leaseDurationStepMs: 1_000,
-    reason: messages.azure.leaseDurationReason,
+    reason: azureMessages.leaseDurationReason,
   };
   /** Name of the container holding the lease blobs. */
   readonly container: string;
@@ -87,7 +88,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   private readonly written = new WrittenMetadata();
   private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
-  private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
+  private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
 
   constructor(options: AzureBlobLeaseStoreOptions) {
     const plan = azureContainerClient(options);
@@ -150,7 +151,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
         } catch (error) {
           const cause = this.classify(error, 'record term', election, signal);
           if (cause.kind !== 'transient') throw cause;
-          throw new TransientLeaseStoreError(messages.azure.termNotWritten(election, cause.message), {
+          throw new TransientLeaseStoreError(azureMessages.termNotWritten(election, cause.message), {
             cause: cause.cause,
           });
         }
@@ -174,13 +175,13 @@ export class AzureBlobLeaseStore implements LeaseStore {
           renewed = (await blob.getBlobLeaseClient(lease.leaseId).renewLease({ abortSignal: signal })).leaseId;
         } catch (error) {
           if (isLeaseConflict(error) || isMissing(error) || statusOf(error) === 412) {
-            throw new LeaseLostError(messages.leaseLost(lease.election), { cause: summarize(error) });
+            throw new LeaseLostError(storeMessages.leaseLost(lease.election), { cause: summarize(error) });
           }
           throw this.classify(error, 'renew', lease.election, signal);
         }
         // Azurite renews an *expired* lease whatever id the request carries and answers with the id of
         // the lease it renewed: success under another id means the lease is not ours.
-        if (renewed !== lease.leaseId) throw new LeaseLostError(messages.azure.renewedForeignLease(lease.election));
+        if (renewed !== lease.leaseId) throw new LeaseLostError(azureMessages.renewedForeignLease(lease.election));
         // Unchanged meta costs nothing: a leader's renewal stays one request.
         if (meta === undefined || meta === this.written.metaOf(lease.leaseId)) return;
         step();

@@ -1,8 +1,8 @@
 // Types only: the SDK itself is imported when a store is built (see loadContainerClient), so an app
 // that never builds an AzureBlobLeaseStore does not pay for loading it.
 import type { ContainerClient, newPipeline, StoragePipelineOptions } from '@azure/storage-blob';
-import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError } from '../lease-store.js';
+import { azureMessages } from './azure.messages.js';
 import type { AzureAuthKind } from './azure-errors.js';
 
 /**
@@ -86,36 +86,36 @@ export async function loadContainerClient(plan: AzureClientPlan): Promise<Contai
     return plan.connect(sdk);
   } catch {
     // No cause attached: the SDK's error may quote parts of the string.
-    throw new FatalLeaseStoreError(messages.azure.connectionStringInvalid);
+    throw new FatalLeaseStoreError(azureMessages.connectionStringInvalid);
   }
 }
 
 /** The container client the options describe, and how its requests authenticate; validates them all. */
 export function azureContainerClient(options: AzureBlobLeaseStoreOptions): AzureClientPlan {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError(messages.azure.optionsExclusive([]));
+    throw new TypeError(azureMessages.optionsExclusive([]));
   }
   const { connectionString, url, credential, containerClient, container, blobPrefix = '' } = options;
   const given = (['connectionString', 'url', 'containerClient'] as const).filter((key) => options[key] !== undefined);
-  if (given.length !== 1) throw new TypeError(messages.azure.optionsExclusive(given));
+  if (given.length !== 1) throw new TypeError(azureMessages.optionsExclusive(given));
   if (typeof blobPrefix !== 'string' || blobPrefix.length > 512) {
-    throw new TypeError(messages.azure.optionInvalid('blobPrefix', 'must be a string of at most 512 characters'));
+    throw new TypeError(azureMessages.optionInvalid('blobPrefix', 'must be a string of at most 512 characters'));
   }
   if (credential !== undefined && url === undefined) {
-    throw new TypeError(messages.azure.optionInvalid('credential', 'is only used with url'));
+    throw new TypeError(azureMessages.optionInvalid('credential', 'is only used with url'));
   }
   if (container !== undefined && (typeof container !== 'string' || !CONTAINER_PATTERN.test(container))) {
-    throw new TypeError(messages.azure.containerName(container));
+    throw new TypeError(azureMessages.containerName(container));
   }
 
   if (containerClient !== undefined) {
     if (typeof containerClient?.getBlockBlobClient !== 'function') {
       throw new TypeError(
-        messages.azure.optionInvalid('containerClient', 'must be a ContainerClient from @azure/storage-blob'),
+        azureMessages.optionInvalid('containerClient', 'must be a ContainerClient from @azure/storage-blob'),
       );
     }
     if (container !== undefined && container !== containerClient.containerName) {
-      throw new TypeError(messages.azure.containerConflict(containerClient.containerName, container));
+      throw new TypeError(azureMessages.containerConflict(containerClient.containerName, container));
     }
     return {
       container: containerClient.containerName,
@@ -127,14 +127,14 @@ export function azureContainerClient(options: AzureBlobLeaseStoreOptions): Azure
   if (connectionString !== undefined) {
     if (typeof connectionString !== 'string' || connectionString.trim() === '') {
       throw new TypeError(
-        messages.azure.optionInvalid(
+        azureMessages.optionInvalid(
           'connectionString',
           'must be a non-empty string (is the environment variable set?)',
         ),
       );
     }
     // No cause attached to the error: nothing of the string is quoted.
-    if (!isConnectionString(connectionString)) throw new TypeError(messages.azure.connectionStringInvalid);
+    if (!isConnectionString(connectionString)) throw new TypeError(azureMessages.connectionStringInvalid);
     const authKind = /(^|;)\s*SharedAccessSignature=/i.test(connectionString) ? 'sas' : 'shared-key';
     const name = container ?? DEFAULT_CONTAINER;
     return {
@@ -196,9 +196,7 @@ function clientFromUrl(
   }
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
     // Not echoed: it may carry a SAS.
-    throw new TypeError(
-      messages.azure.optionInvalid('url', 'must be an http(s) URL of a storage account or container'),
-    );
+    throw new TypeError(azureMessages.optionInvalid('url', 'must be an http(s) URL of a storage account or container'));
   }
   if (
     credential !== undefined &&
@@ -206,7 +204,7 @@ function clientFromUrl(
     typeof (credential as { create?: unknown }).create !== 'function'
   ) {
     throw new TypeError(
-      messages.azure.optionInvalid(
+      azureMessages.optionInvalid(
         'credential',
         'must be a TokenCredential (e.g. DefaultAzureCredential) or a StorageSharedKeyCredential',
       ),
@@ -224,7 +222,7 @@ function clientFromUrl(
     };
   }
   if (container !== undefined && container !== named) {
-    throw new TypeError(messages.azure.containerConflict(named, container));
+    throw new TypeError(azureMessages.containerConflict(named, container));
   }
   return { container: named, authKind, connect: (sdk) => new sdk.ContainerClient(href, credential, PIPELINE_OPTIONS) };
 }

@@ -1,10 +1,12 @@
-import { type AzureFailure, messages } from '../../messages/leader-election.messages.js';
+import { sharedMessages } from '../../shared/messages.js';
 import {
   FatalLeaseStoreError,
   LeaseLostError,
   type LeaseStoreError,
   TransientLeaseStoreError,
 } from '../lease-store.js';
+import { storeMessages } from '../store.messages.js';
+import { type AzureFailure, azureMessages } from './azure.messages.js';
 
 /** How requests authenticate: picks the hint of a 401/403 message. */
 export type AzureAuthKind = 'shared-key' | 'token' | 'sas' | 'anonymous' | 'unknown';
@@ -63,12 +65,12 @@ export function classifyAzureError(error: unknown, context: AzureErrorContext): 
   const cause = summarize(error);
   const name = (error as { name?: unknown } | null)?.name;
   const fatal = (hint: string, quoted: AzureFailure = failure) =>
-    new FatalLeaseStoreError(messages.azure.refused(operation, container, quoted, hint), { cause });
+    new FatalLeaseStoreError(azureMessages.refused(operation, container, quoted, hint), { cause });
   const transient = (quoted: AzureFailure = failure) =>
-    new TransientLeaseStoreError(messages.azure.failed(operation, container, quoted), { cause });
+    new TransientLeaseStoreError(azureMessages.failed(operation, container, quoted), { cause });
 
   if (signal?.aborted || name === 'AbortError' || name === 'TimeoutError') {
-    return new TransientLeaseStoreError(messages.aborted(signal?.aborted ? signal.reason : error), { cause });
+    return new TransientLeaseStoreError(sharedMessages.aborted(signal?.aborted ? signal.reason : error), { cause });
   }
   // @azure/identity failures happen before any request is sent; their names are their codes.
   if (
@@ -76,22 +78,22 @@ export function classifyAzureError(error: unknown, context: AzureErrorContext): 
     name === 'AggregateAuthenticationError' ||
     name === 'AuthenticationRequiredError'
   ) {
-    return fatal(messages.azure.hintCredentialUnavailable, { code: name });
+    return fatal(azureMessages.hintCredentialUnavailable, { code: name });
   }
   if (name === 'AuthenticationError') {
     // A 4xx from Microsoft Entra ID is a configuration problem; anything else may pass.
     const configuration = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
-    return configuration ? fatal(messages.azure.hintToken, { status, code: name }) : transient({ status, code: name });
+    return configuration ? fatal(azureMessages.hintToken, { status, code: name }) : transient({ status, code: name });
   }
   if (code !== undefined && LEASE_CONFLICT_CODES.has(code)) {
-    return new LeaseLostError(messages.leaseLost(election), { cause });
+    return new LeaseLostError(storeMessages.leaseLost(election), { cause });
   }
   if (status === 401 || status === 403) return fatal(authHint(code, authKind));
-  if (status === 400) return fatal(messages.azure.hintBadRequest);
+  if (status === 400) return fatal(azureMessages.hintBadRequest);
   // Blob and container 404s are handled by each operation; any other is the account or endpoint.
-  if (status === 404 && (code === undefined || !MISSING_CODES.has(code))) return fatal(messages.azure.hintNotFound);
+  if (status === 404 && (code === undefined || !MISSING_CODES.has(code))) return fatal(azureMessages.hintNotFound);
   if (status !== undefined && status >= 400 && status < 500 && ![404, 408, 409, 412, 429].includes(status)) {
-    return fatal(messages.azure.hintOther);
+    return fatal(azureMessages.hintOther);
   }
   // 5xx, 408, 429, other 409/412 (e.g. ContainerBeingDeleted), network errors (ECONNREFUSED,
   // ECONNRESET, ETIMEDOUT, ENOTFOUND, REQUEST_SEND_ERROR, …) and anything unknown: retry.
@@ -99,21 +101,21 @@ export function classifyAzureError(error: unknown, context: AzureErrorContext): 
 }
 
 function authHint(code: string | undefined, authKind: AzureAuthKind): string {
-  if (code === 'KeyBasedAuthenticationNotPermitted') return messages.azure.hintSharedKeyDisabled;
-  if (code === 'AuthorizationSourceIPMismatch') return messages.azure.hintNetworkRules;
+  if (code === 'KeyBasedAuthenticationNotPermitted') return azureMessages.hintSharedKeyDisabled;
+  if (code === 'AuthorizationSourceIPMismatch') return azureMessages.hintNetworkRules;
   switch (authKind) {
     case 'shared-key':
-      return messages.azure.hintSharedKey;
+      return azureMessages.hintSharedKey;
     case 'sas':
-      return messages.azure.hintSas;
+      return azureMessages.hintSas;
     case 'anonymous':
-      return messages.azure.hintAnonymous;
+      return azureMessages.hintAnonymous;
     case 'token':
       return code === 'AuthenticationFailed' || code === 'InvalidAuthenticationInfo'
-        ? messages.azure.hintToken
-        : messages.azure.hintRbac;
+        ? azureMessages.hintToken
+        : azureMessages.hintRbac;
     default:
-      return code === 'AuthenticationFailed' ? messages.azure.hintSharedKey : messages.azure.hintRbac;
+      return code === 'AuthenticationFailed' ? azureMessages.hintSharedKey : azureMessages.hintRbac;
   }
 }
 

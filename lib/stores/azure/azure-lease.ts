@@ -1,6 +1,6 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { messages } from '../../messages/leader-election.messages.js';
 import { type AcquireResult, FatalLeaseStoreError, type LeaseStore } from '../lease-store.js';
+import { azureMessages } from './azure.messages.js';
 import { codeOf, isAlreadyThere } from './azure-errors.js';
 import { holderOf, metaOf, termOf } from './azure-metadata.js';
 
@@ -91,7 +91,7 @@ export async function heldBy(
 export function leaseSeconds(leaseDurationMs: number): number {
   const seconds = leaseDurationMs / 1000;
   if (!Number.isInteger(seconds) || seconds < 15 || seconds > 60) {
-    throw new FatalLeaseStoreError(messages.azure.leaseDurationInvalid(leaseDurationMs));
+    throw new FatalLeaseStoreError(azureMessages.leaseDurationInvalid(leaseDurationMs));
   }
   return seconds;
 }

@@ -1,7 +1,7 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient } from '@azure/storage-blob';
-import { messages } from '../../messages/leader-election.messages.js';
 import { decodeLeaseMeta } from '../handover-support.js';
 import { type Lease, LeaseLostError, type LeaseMeta } from '../lease-store.js';
+import { storeMessages as messages } from '../store.messages.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf, summarize } from './azure-errors.js';
 
 // The lease blob's metadata, AzureBlobLeaseStore's record of who leads:

@@ -1,7 +1,7 @@
 import type { BlockBlobClient } from '@azure/storage-blob';
-import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type Lease, type LeaseStoreError } from '../lease-store.js';
 import { type StateWrite, stateLostError } from '../state-support.js';
+import { storeMessages as messages } from '../store.messages.js';
 import { type Step } from '../store-support.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf } from './azure-errors.js';
 

@@ -1,8 +1,8 @@
 // A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
 // users have installed the optional peer `etcd3`.
 import { Etcd3, type IOptions } from 'etcd3';
-import { messages } from '../../messages/leader-election.messages.js';
-import type { StoreCalls } from '../store-support.js';
+import { storeMessages as messages } from '../store.messages.js';
+import type { StoreCallKit } from '../store-support.js';
 
 const STORE = 'EtcdLeaseStore';
 
@@ -92,7 +92,7 @@ export class EtcdClient {
 
   constructor(
     /** Throws once the store is closed: nothing reopens a client then. */
-    private readonly calls: Pick<StoreCalls, 'assertOpen'>,
+    private readonly calls: Pick<StoreCallKit, 'assertOpen'>,
     options: EtcdLeaseStoreOptions,
   ) {
     this.userClient = options.client;

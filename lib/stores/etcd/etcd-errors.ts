@@ -6,8 +6,9 @@ import {
   EtcdUserNotFoundError,
   GRPCUnauthenticatedError,
 } from 'etcd3';
-import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { storeMessages } from '../store.messages.js';
+import { etcdMessages } from './etcd.messages.js';
 
 const STORE = 'EtcdLeaseStore';
 
@@ -15,22 +16,24 @@ const STORE = 'EtcdLeaseStore';
 export function classifyEtcdError(error: unknown, prefix: string): LeaseStoreError {
   if (error instanceof Error) {
     if (error instanceof EtcdPermissionDeniedError || error instanceof EtcdRoleNotGrantedError) {
-      return new FatalLeaseStoreError(messages.etcd.permissionDenied(prefix), { cause: error });
+      return new FatalLeaseStoreError(etcdMessages.permissionDenied(prefix), { cause: error });
     }
     if (
       error instanceof EtcdAuthenticationFailedError ||
       error instanceof GRPCUnauthenticatedError ||
       error instanceof EtcdUserNotFoundError
     ) {
-      return new FatalLeaseStoreError(messages.etcd.authFailed(error.constructor.name), { cause: error });
+      return new FatalLeaseStoreError(etcdMessages.authFailed(error.constructor.name), { cause: error });
     }
     if (/etcdserver: (user name is empty|authentication is not enabled|invalid auth management)/.test(error.message)) {
-      return new FatalLeaseStoreError(messages.etcd.authFailed('authentication not enabled'), { cause: error });
+      return new FatalLeaseStoreError(etcdMessages.authFailed('authentication not enabled'), { cause: error });
     }
     if (error instanceof EtcdError) {
-      return new TransientLeaseStoreError(messages.backend.failed(STORE, error.constructor.name), { cause: error });
+      return new TransientLeaseStoreError(storeMessages.backend.failed(STORE, error.constructor.name), {
+        cause: error,
+      });
     }
   }
   const name = error instanceof Error ? error.constructor.name : 'unknown error';
-  return new TransientLeaseStoreError(messages.backend.unreachable(STORE, name), { cause: error });
+  return new TransientLeaseStoreError(storeMessages.backend.unreachable(STORE, name), { cause: error });
 }

@@ -5,7 +5,7 @@ import type { Etcd3 } from 'etcd3';
  * encoder and decoder on first use. A follower makes its first lease grant and its first
  * create-if-absent transaction exactly when it matters, on a handover, and the leader its first
  * revoke when it releases. Measured on a fresh process with a warm connection (quiet 2-core
- * machine, bench/etcd-handover.mjs): the first transaction 9–14 ms, 3–4 ms once warm.
+ * machine, bench/experiments/etcd-handover.mjs): the first transaction 9–14 ms, 3–4 ms once warm.
  *
  * So each store encodes and decodes those messages once, locally, when its watch has connected:
  * nothing is sent, no call is made. Best effort: reaching the method definitions goes through

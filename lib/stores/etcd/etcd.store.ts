@@ -1,7 +1,6 @@
 // A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
 // users have installed the optional peer `etcd3`.
 import type { Etcd3 } from 'etcd3';
-import { messages } from '../../messages/leader-election.messages.js';
 import { throwIfAborted } from '../../shared/abort.js';
 import {
   decodeHandoverRequest,
@@ -27,7 +26,9 @@ import {
   type StateCallOptions,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
-import { checkKeyPrefix, type Step, StoreCalls } from '../store-support.js';
+import { storeMessages } from '../store.messages.js';
+import { checkKeyPrefix, type Step, StoreCallKit } from '../store-support.js';
+import { etcdMessages } from './etcd.messages.js';
 import { EtcdClient, type EtcdLeaseStoreOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
 import { keepAliveOnce, revokeLease } from './etcd-leases.js';
@@ -85,7 +86,7 @@ export class EtcdLeaseStore implements LeaseStore {
     minLeaseDurationMs: 2_000,
     maxLeaseDurationMs: 24 * 3_600_000,
     leaseDurationStepMs: 1_000,
-    reason: messages.etcd.leaseDurationReason,
+    reason: etcdMessages.leaseDurationReason,
   };
 
   private readonly keys: EtcdKeys;
@@ -95,7 +96,7 @@ export class EtcdLeaseStore implements LeaseStore {
   private warmedUp = false;
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
-  private readonly calls = new StoreCalls({
+  private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyEtcdError(error, this.keys.prefix),
     newLeaseId: newEtcdLeaseId,
@@ -104,7 +105,7 @@ export class EtcdLeaseStore implements LeaseStore {
   constructor(options: EtcdLeaseStoreOptions) {
     if (!options?.client === !options?.connection) {
       throw new TypeError(
-        messages.backend.clientOrConnection(STORE, 'an etcd3 Etcd3 client', 'endpoints or etcd3 options'),
+        storeMessages.backend.clientOrConnection(STORE, 'an etcd3 Etcd3 client', 'endpoints or etcd3 options'),
       );
     }
     const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
@@ -169,7 +170,7 @@ export class EtcdLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(STORE, options.meta);
     throwIfAborted(options.signal);
     // Not an etcd lease id at all: certainly not a lease we were granted.
-    if (!LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(messages.leaseLost(lease.election));
+    if (!LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(storeMessages.leaseLost(lease.election));
     const key = this.keys.lease(lease.election);
     const renewed = await this.calls.run(options.signal, async (step) => {
       const etcd = this.getClient();
@@ -191,7 +192,7 @@ export class EtcdLeaseStore implements LeaseStore {
     });
     if (!renewed) {
       this.calls.track(this.revoke(lease.leaseId));
-      throw new LeaseLostError(messages.leaseLost(lease.election));
+      throw new LeaseLostError(storeMessages.leaseLost(lease.election));
     }
   }
 

@@ -1,4 +1,3 @@
-import { messages } from '../../messages/leader-election.messages.js';
 import { type ClockSource, systemClock } from '../../shared/clock.js';
 import {
   decodeHandoverRequest,
@@ -27,7 +26,8 @@ import {
   toLeaseStoreError,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
-import { StoreCalls, WatchFanOut } from '../store-support.js';
+import { storeMessages as messages } from '../store.messages.js';
+import { StoreCallKit, WatchFanOut } from '../store-support.js';
 
 interface Slot {
   holder?: string;
@@ -59,7 +59,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   readonly conditionalSpreadRequests = true;
   private readonly slots = new Map<string, Slot>();
   private readonly watchers = new WatchFanOut();
-  private readonly calls = new StoreCalls({ name: this.name, classify: toLeaseStoreError });
+  private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
   private readonly clock: ClockSource;
 
   constructor(options: { clock?: ClockSource } = {}) {

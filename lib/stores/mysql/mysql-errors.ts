@@ -1,6 +1,7 @@
-import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { storeMessages } from '../store.messages.js';
 import { errorCode } from '../store-support.js';
+import { mysqlMessages } from './mysql.messages.js';
 
 const STORE = 'MySqlLeaseStore';
 
@@ -15,29 +16,29 @@ export function classifyMySqlError(error: unknown, table: string, createTable: b
     case 'ER_ACCOUNT_HAS_BEEN_LOCKED':
     case 'ER_MUST_CHANGE_PASSWORD_LOGIN':
     case 'AUTH_SWITCH_PLUGIN_ERROR':
-      return fatal(messages.mysql.authFailed(code));
+      return fatal(mysqlMessages.authFailed(code));
     case 'ER_DBACCESS_DENIED_ERROR':
-      return fatal(messages.mysql.databaseDenied);
+      return fatal(mysqlMessages.databaseDenied);
     case 'ER_BAD_DB_ERROR':
-      return fatal(messages.mysql.databaseMissing);
+      return fatal(mysqlMessages.databaseMissing);
     case 'ER_NO_DB_ERROR':
-      return fatal(messages.mysql.noDatabase);
+      return fatal(mysqlMessages.noDatabase);
     case 'ER_TABLEACCESS_DENIED_ERROR':
     case 'ER_COLUMNACCESS_DENIED_ERROR':
     case 'ER_SPECIFIC_ACCESS_DENIED_ERROR':
-      return fatal(messages.mysql.permissionDenied(table, code, createTable));
+      return fatal(mysqlMessages.permissionDenied(table, code, createTable));
     case 'ER_NO_SUCH_TABLE':
-      return fatal(messages.mysql.tableMissing(table));
+      return fatal(mysqlMessages.tableMissing(table));
     case 'ER_BAD_FIELD_ERROR':
     case 'ER_WRONG_VALUE_COUNT_ON_ROW':
     case 'ER_TRUNCATED_WRONG_VALUE':
-      return fatal(messages.mysql.incompatibleTable(table, code));
+      return fatal(mysqlMessages.incompatibleTable(table, code));
   }
   // Server errors carry a numeric errno; anything else is the client failing to talk to it.
   if (code && typeof (error as { errno?: unknown }).errno === 'number' && code.startsWith('ER_')) {
-    return new TransientLeaseStoreError(messages.backend.failed(STORE, code), { cause: error });
+    return new TransientLeaseStoreError(storeMessages.backend.failed(STORE, code), { cause: error });
   }
-  return new TransientLeaseStoreError(messages.backend.unreachable(STORE, code ?? errorName(error)), {
+  return new TransientLeaseStoreError(storeMessages.backend.unreachable(STORE, code ?? errorName(error)), {
     cause: error,
   });
 }

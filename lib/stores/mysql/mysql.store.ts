@@ -1,5 +1,4 @@
 import type { PoolOptions, RowDataPacket } from 'mysql2/promise';
-import { messages } from '../../messages/leader-election.messages.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -32,7 +31,8 @@ import {
   stateLostError,
   withStateColumn,
 } from '../state-support.js';
-import { errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import { storeMessages as messages } from '../store.messages.js';
+import { errorCode, type Step, StoreCallKit, serverClockLimits } from '../store-support.js';
 import { MySqlClient, type MySqlLeaseStoreOptions, poolOptions } from './mysql-client.js';
 import { classifyMySqlError } from './mysql-errors.js';
 import {
@@ -98,7 +98,7 @@ export class MySqlLeaseStore implements LeaseStore {
       new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'mysqlLeaseStateMigrationSql()')),
   };
   private readonly handoverColumns: HandoverColumns;
-  private readonly calls = new StoreCalls({
+  private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyMySqlError(error, this.table, this.createTable),
   });

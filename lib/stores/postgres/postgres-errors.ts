@@ -1,6 +1,7 @@
-import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { storeMessages } from '../store.messages.js';
 import { errorCode } from '../store-support.js';
+import { postgresMessages } from './postgres.messages.js';
 
 const STORE = 'PostgresLeaseStore';
 
@@ -18,34 +19,34 @@ export function classifyPostgresError(
   switch (sqlState) {
     case '28P01':
     case '28000':
-      return new FatalLeaseStoreError(messages.postgres.authFailed(sqlState), { cause: error });
+      return new FatalLeaseStoreError(postgresMessages.authFailed(sqlState), { cause: error });
     case '42501':
-      return new FatalLeaseStoreError(messages.postgres.permissionDenied(table, createTable), {
+      return new FatalLeaseStoreError(postgresMessages.permissionDenied(table, createTable), {
         cause: error,
       });
     case '3D000':
-      return new FatalLeaseStoreError(messages.postgres.databaseMissing, { cause: error });
+      return new FatalLeaseStoreError(postgresMessages.databaseMissing, { cause: error });
     case '3F000':
-      return new FatalLeaseStoreError(messages.postgres.schemaMissing(schema), { cause: error });
+      return new FatalLeaseStoreError(postgresMessages.schemaMissing(schema), { cause: error });
     case '42P01':
-      return new FatalLeaseStoreError(messages.postgres.tableMissing(table), { cause: error });
+      return new FatalLeaseStoreError(postgresMessages.tableMissing(table), { cause: error });
     case '42703':
     case '42804':
     case '42P10':
-      return new FatalLeaseStoreError(messages.postgres.incompatibleTable(table, sqlState), { cause: error });
+      return new FatalLeaseStoreError(postgresMessages.incompatibleTable(table, sqlState), { cause: error });
   }
   // Class 22, data exception: the server refused a value we sent (U+0000 in text is 22021, in jsonb
   // 22P05). Sending it again fails the same way, so it is a configuration error, not a retry.
   if (sqlState?.startsWith('22') && /^[0-9A-Z]{5}$/.test(sqlState)) {
-    return new FatalLeaseStoreError(messages.postgres.valueRefused(sqlState), { cause: error });
+    return new FatalLeaseStoreError(postgresMessages.valueRefused(sqlState), { cause: error });
   }
   if (error instanceof Error && /^SASL|password must be a string/.test(error.message)) {
-    return new FatalLeaseStoreError(messages.postgres.authFailed('SASL'), { cause: error });
+    return new FatalLeaseStoreError(postgresMessages.authFailed('SASL'), { cause: error });
   }
   if (sqlState && /^[0-9A-Z]{5}$/.test(sqlState)) {
-    return new TransientLeaseStoreError(messages.backend.failed(STORE, `SQLSTATE ${sqlState}`), { cause: error });
+    return new TransientLeaseStoreError(storeMessages.backend.failed(STORE, `SQLSTATE ${sqlState}`), { cause: error });
   }
-  return new TransientLeaseStoreError(messages.backend.unreachable(STORE, networkCode(error)), { cause: error });
+  return new TransientLeaseStoreError(storeMessages.backend.unreachable(STORE, networkCode(error)), { cause: error });
 }
 
 /** A code or class name that says what went wrong without echoing the driver's message. */

@@ -1,4 +1,4 @@
-import { messages } from '../../messages/leader-election.messages.js';
+import { storeMessages as messages } from '../store.messages.js';
 
 /** What PostgresLeaseStore checks before the server sees it: names it splices into SQL, JSON for jsonb. */
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolConfig, QueryResultRow } from 'pg';
-import { messages } from '../../messages/leader-election.messages.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -33,7 +32,8 @@ import {
   stateLostError,
   withStateColumn,
 } from '../state-support.js';
-import { errorCode, type Step, StoreCalls, serverClockLimits } from '../store-support.js';
+import { storeMessages as messages } from '../store.messages.js';
+import { errorCode, type Step, StoreCallKit, serverClockLimits } from '../store-support.js';
 import { PostgresClient, type PostgresLeaseStoreOptions, poolConfig } from './postgres-client.js';
 import { classifyPostgresError } from './postgres-errors.js';
 import { PostgresListener } from './postgres-listener.js';
@@ -100,7 +100,7 @@ export class PostgresLeaseStore implements LeaseStore {
       new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'postgresLeaseStateMigrationSql()')),
   };
   private readonly handoverColumns: HandoverColumns;
-  private readonly calls = new StoreCalls({
+  private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyPostgresError(error, this.table, this.schemaName, this.createTable),
   });

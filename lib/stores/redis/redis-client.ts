@@ -1,7 +1,7 @@
 // A static import is fine here: this file is reachable only through the `/redis` subpath, whose
 // users have installed the optional peer `ioredis`.
 import { Redis, type RedisOptions } from 'ioredis';
-import { checkConnectionUrl, type StoreCalls } from '../store-support.js';
+import { checkConnectionUrl, type StoreCallKit } from '../store-support.js';
 
 const STORE = 'RedisLeaseStore';
 const URL_PROTOCOLS = ['redis:', 'rediss:'];
@@ -50,7 +50,7 @@ export class RedisClient {
 
   constructor(
     /** Throws once the store is closed: nothing reopens a client then. */
-    private readonly calls: Pick<StoreCalls, 'assertOpen'>,
+    private readonly calls: Pick<StoreCallKit, 'assertOpen'>,
     private readonly userClient?: Redis,
     private readonly connection?: { url?: string; options: RedisOptions },
   ) {}

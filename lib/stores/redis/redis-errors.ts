@@ -1,5 +1,6 @@
-import { messages } from '../../messages/leader-election.messages.js';
 import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { storeMessages } from '../store.messages.js';
+import { redisMessages } from './redis.messages.js';
 
 const STORE = 'RedisLeaseStore';
 
@@ -11,15 +12,15 @@ export function classifyRedisError(error: unknown, prefix: string): LeaseStoreEr
   switch (reply) {
     case 'NOAUTH':
     case 'WRONGPASS':
-      return new FatalLeaseStoreError(messages.redis.authFailed(reply), options);
+      return new FatalLeaseStoreError(redisMessages.authFailed(reply), options);
     case 'NOPERM':
-      return new FatalLeaseStoreError(messages.redis.permissionDenied(prefix), options);
+      return new FatalLeaseStoreError(redisMessages.permissionDenied(prefix), options);
     case 'READONLY':
-      return new TransientLeaseStoreError(messages.redis.replicaReadOnly, options);
+      return new TransientLeaseStoreError(redisMessages.replicaReadOnly, options);
     case undefined:
-      return new TransientLeaseStoreError(messages.backend.unreachable(STORE, networkCode(error)), options);
+      return new TransientLeaseStoreError(storeMessages.backend.unreachable(STORE, networkCode(error)), options);
     default:
-      return new TransientLeaseStoreError(messages.backend.failed(STORE, reply), options);
+      return new TransientLeaseStoreError(storeMessages.backend.failed(STORE, reply), options);
   }
 }
 

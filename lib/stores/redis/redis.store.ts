@@ -1,7 +1,6 @@
 // A static import is fine here: this file is reachable only through the `/redis` subpath, whose
 // users have installed the optional peer `ioredis`.
 import type { Redis } from 'ioredis';
-import { messages } from '../../messages/leader-election.messages.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -25,7 +24,8 @@ import type {
 } from '../lease-store.js';
 import { LeaseLostError, SPREAD_REASON } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
-import { checkKeyPrefix, StoreCalls, serverClockLimits } from '../store-support.js';
+import { storeMessages as messages } from '../store.messages.js';
+import { checkKeyPrefix, StoreCallKit, serverClockLimits } from '../store-support.js';
 import { connectionOf, RedisClient, type RedisLeaseStoreOptions } from './redis-client.js';
 import { classifyRedisError, replyCode } from './redis-errors.js';
 import {
@@ -76,7 +76,7 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly channel: string;
   private readonly redis: RedisClient;
   private subscriber?: RedisSubscriber;
-  private readonly calls = new StoreCalls({
+  private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyRedisError(error, this.prefix),
     onBusy: (busy) => this.redis.holdProcess(busy),

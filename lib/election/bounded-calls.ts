@@ -1,15 +1,16 @@
-import { messages } from '../messages/leader-election.messages.js';
 import { untilAborted } from '../shared/abort.js';
 import { type Clock, type ClockTimer, timeoutSignal } from '../shared/clock.js';
 import { type Lease, type LeaseStore, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';
+import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger } from './elector.types.js';
 
 /**
  * Every store call the elector makes, each under a timeout (and under `stop()` unless told
  * otherwise), plus what still runs after we stopped waiting (late answers of calls that ignored
- * their signal, releases), so `stop()` can wait for it and then start nothing more.
+ * their signal, releases), so `stop()` can wait for it and then start nothing more. (The store's
+ * own side of a call is `StoreCallKit` in stores/store-support.ts.)
  */
-export class ElectorCalls {
+export class BoundedElectorCalls {
   /** Calls we stopped waiting for, until their answer has been dealt with (`onLate`). */
   private readonly lateAnswers = new Set<Promise<unknown>>();
   private readonly releases = new Set<Promise<unknown>>();
@@ -83,6 +84,17 @@ export class ElectorCalls {
       this.releases,
       release.catch((raw) => this.logger.warn(messages.releaseFailed(this.election, toLeaseStoreError(raw).message))),
     );
+  }
+
+  /** Opens the store's push watch, if it has one; a failure is logged: polls still find a free lease. */
+  openWatch(onMayBeFree: () => void): LeaseWatch | undefined {
+    if (!this.store.watch) return undefined;
+    try {
+      return this.store.watch(this.election, onMayBeFree);
+    } catch (raw) {
+      this.logger.warn(messages.watchFailed(this.election, toLeaseStoreError(raw).message));
+      return undefined;
+    }
   }
 
   /**

@@ -1,0 +1,117 @@
+import { ElectionMetrics, type ObservedElection } from '../metrics/election.metrics.js';
+import type { StoreCallSink } from '../metrics/instrumented.store.js';
+import type { Meter } from '../metrics/otel-api.js';
+import { type ClockSource, systemClock } from '../shared/clock.js';
+import { InFlightTracker } from './in-flight.tracker.js';
+import { onSettled } from './settled.js';
+import { type StuckAfter, type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
+
+const NONE_STUCK: ReadonlyMap<string, number> = new Map();
+
+/**
+ * An election's leader-only work as it runs: every call tracked until it settles (a drain waits for
+ * it), counted and timed per handler once metrics exist, and watched for stuck work. Holds no
+ * leadership view of its own: callers run work here only right after the runtime said "leading".
+ */
+export class LeaderWork {
+  /** Running `@LeaderOnly` / `runIfLeader` calls: a handover or shutdown waits for them before releasing. */
+  readonly inFlight = new InFlightTracker();
+  /** Running leadership-hook handlers (queue pumps): they get a grace after the abort. */
+  readonly hookCalls = new InFlightTracker();
+  /** Where this election's store calls are timed (its own view of the shared store). */
+  readonly storeCalls: StoreCallSink = {};
+  private metrics?: ElectionMetrics;
+  /** `@LeaderOnly` handlers known so far: their counters start at 0 once metrics exist. */
+  private readonly leaderOnlyHandlers = new Set<string>();
+  /** Made when the module or a handler sets a `stuckAfterMs`. */
+  private stuckWork?: StuckWorkDetector;
+
+  constructor(
+    private readonly stuckAfterMs: number | undefined,
+    private readonly onStuck: (work: StuckWork) => void,
+    private readonly clock: ClockSource,
+  ) {
+    if (stuckAfterMs !== undefined) this.stuckWork = this.newStuckWorkDetector();
+  }
+
+  /** Runs `call` as leader-only work of `handler`: tracked until it settles, counted, timed and watched. */
+  run<T>(handler: string, call: () => T): T {
+    const { stuckWork, metrics } = this;
+    const watched = stuckWork ? () => stuckWork.track(handler, call) : call;
+    if (!metrics) return this.inFlight.track(watched);
+    const counts = metrics.handler(handler);
+    counts.runs += 1;
+    const startedAt = systemClock.now();
+    return this.inFlight.track(() =>
+      onSettled(watched, () => counts.duration.record((systemClock.now() - startedAt) / 1000, counts.attributes)),
+    );
+  }
+
+  /**
+   * {@link run} of `method` on `self` with `args`: without stuck-work detection or metrics, nothing
+   * is allocated for the call (the leader's hot path).
+   */
+  runCall(handler: string, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown {
+    if (!this.stuckWork && !this.metrics) return this.inFlight.trackCall(method, self, args);
+    return this.run(handler, () => Reflect.apply(method, self, args));
+  }
+
+  /** Counts a skipped call of `handler` (a follower's, or one made while stepping down). */
+  countSkipped(handler: string): void {
+    const { metrics } = this;
+    if (metrics) metrics.handler(handler).skipped += 1;
+  }
+
+  /** Counts `count` ticks of once-per-tick `handler` that ran on no replica (the tick ledger found them). */
+  countTicksLost(handler: string, count: number): void {
+    const { metrics } = this;
+    if (metrics) metrics.handler(handler).ticksLost += count;
+  }
+
+  /** Names a `@LeaderOnly` handler at startup, so its counters show 0 before it runs. */
+  declareLeaderOnly(handler: string): void {
+    this.leaderOnlyHandlers.add(handler);
+    this.metrics?.handler(handler);
+  }
+
+  /**
+   * A handler's own `stuckAfterMs` (false: never stuck; undefined: the module's), declared at
+   * startup. A number watches the handler even when the module's option is off.
+   */
+  watchStuck(handler: string, stuckAfterMs: StuckAfter | undefined): void {
+    if (!this.stuckWork && typeof stuckAfterMs !== 'number') return;
+    this.stuckWork ??= this.newStuckWorkDetector();
+    this.stuckWork.declare(handler, stuckAfterMs);
+  }
+
+  /** For the stuck-work gauge: each watched handler and how long its stuck call has run (ms), else 0. */
+  stuckWorkMs(): ReadonlyMap<string, number> {
+    return this.stuckWork?.stuckByHandler() ?? NONE_STUCK;
+  }
+
+  oldestStuck(): StuckWork | undefined {
+    return this.stuckWork?.oldestStuck();
+  }
+
+  /** Runs a leadership-hook handler, counted for the grace after the abort. */
+  trackHook<T>(call: () => T, stuckAs?: string): T {
+    const { stuckWork } = this;
+    return this.hookCalls.track(stuckWork && stuckAs ? () => stuckWork.track(stuckAs, call) : call);
+  }
+
+  /** Metrics from now on (once an SDK records): every declared handler's counters start at 0. */
+  startMetrics(meter: Meter, election: ObservedElection, storeName: string): void {
+    if (this.metrics) return;
+    this.metrics = new ElectionMetrics(meter, election, storeName);
+    this.storeCalls.recorder = this.metrics;
+    for (const handler of this.leaderOnlyHandlers) this.metrics.handler(handler);
+  }
+
+  closeMetrics(): void {
+    this.metrics?.close();
+  }
+
+  private newStuckWorkDetector(): StuckWorkDetector {
+    return new StuckWorkDetector(this.stuckAfterMs, this.onStuck, this.clock);
+  }
+}

@@ -1,0 +1,116 @@
+import { filter, type Subscription } from 'rxjs';
+import { errorMessage } from '../shared/errors.js';
+import type { CronMetadata } from './cron-schedule.js';
+import type { ElectionRuntime } from './election-runtime.js';
+import { leadershipMessages as messages } from './leadership.messages.js';
+import { type TickJob, TickLedger, type TickLedgerLogger, tickJobName } from './tick.ledger.js';
+
+/** A `@LeaderOnly({ once: 'per-tick' })` method: its job's identity and schedule, one object per method. */
+export interface LeaderOnlyTick {
+  label: string;
+  missed: 'skip' | 'catch-up';
+  /** Read at the call: @Cron may be applied after @LeaderOnly, onto its wrapper. */
+  cron: () => CronMetadata | undefined;
+}
+
+/** A `missed: 'catch-up'` job: what a new leader runs for the most recent missed tick. */
+interface CatchUpJob {
+  runtime: ElectionRuntime;
+  job: TickJob;
+  run: () => unknown;
+}
+
+/**
+ * Runs once-per-tick calls of one application: each election's ledger (leader state of that
+ * election), the job of each method, and the catch-up a newly elected leader runs.
+ */
+export class OncePerTickRunner {
+  /** Per election: its once-per-tick records. */
+  private readonly ledgers = new Map<ElectionRuntime, TickLedger>();
+  /**
+   * Jobs by the decorated method's tick object (one per method, whatever its instances), never by
+   * label: two classes of one name are two jobs, and two jobs of one key fail startup.
+   */
+  private readonly jobs = new Map<LeaderOnlyTick, TickJob>();
+  private readonly catchUps: CatchUpJob[] = [];
+  private readonly subscriptions: Subscription[] = [];
+
+  constructor(private readonly logger: TickLedgerLogger & { error(message: string): void }) {}
+
+  /**
+   * Startup: registers the job of `tick` in its election's ledger (a second job of the same key
+   * fails, naming both owners), and its catch-up run. Another instance of the same class: the same
+   * job, registered once.
+   */
+  register(runtime: ElectionRuntime, tick: LeaderOnlyTick, cron: CronMetadata, owner: string, catchUp: () => unknown) {
+    if (this.jobs.has(tick)) return;
+    const job: TickJob = { job: tickJobName(cron, tick.label), label: tick.label, cron };
+    this.ledger(runtime).register(job, owner);
+    this.jobs.set(tick, job);
+    if (tick.missed === 'catch-up') this.catchUps.push({ runtime, job, run: catchUp });
+  }
+
+  /** A leader's call: recorded in the ledger, then run; tracked like any leader-only call. Answers with a promise. */
+  run(
+    runtime: ElectionRuntime,
+    tick: LeaderOnlyTick,
+    method: (...args: unknown[]) => unknown,
+    self: unknown,
+    args: unknown[],
+  ): Promise<unknown> {
+    const call = () => Reflect.apply(method, self, args);
+    return runtime.work.run(tick.label, async () => this.ledger(runtime).runTick(this.job(runtime, tick), call));
+  }
+
+  /** From bootstrap on, every newly elected leader runs its catch-up jobs. */
+  start(): void {
+    for (const runtime of new Set(this.catchUps.map((catchUp) => catchUp.runtime))) {
+      this.subscriptions.push(
+        runtime.events$.pipe(filter((event) => event.type === 'elected')).subscribe(() => this.catchUp(runtime)),
+      );
+      // Elected during module init, before this subscription: that election counts too.
+      if (runtime.isLeader()) this.catchUp(runtime);
+    }
+  }
+
+  stop(): void {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+  }
+
+  /** The once-per-tick records of `runtime`'s election, made at first use. */
+  private ledger(runtime: ElectionRuntime): TickLedger {
+    let ledger = this.ledgers.get(runtime);
+    if (!ledger) {
+      const { work } = runtime;
+      ledger = new TickLedger(runtime, this.logger, Date.now, {
+        ticksLost: (job, count) => work.countTicksLost(job.label, count),
+      });
+      this.ledgers.set(runtime, ledger);
+    }
+    return ledger;
+  }
+
+  /** A method bound without its startup check gets its job at its first run, registered then (a clash fails that run). */
+  private job(runtime: ElectionRuntime, tick: LeaderOnlyTick): TickJob {
+    let job = this.jobs.get(tick);
+    if (!job) {
+      const cron = tick.cron();
+      if (!cron) throw new Error(messages.perTickWithoutCron(tick.label));
+      job = { job: tickJobName(cron, tick.label), label: tick.label, cron };
+      this.ledger(runtime).register(job, tick.label);
+      this.jobs.set(tick, job);
+    }
+    return job;
+  }
+
+  /** A new term: each catch-up job of the election runs its most recent missed tick, tracked like any leader-only call. */
+  private catchUp(elected: ElectionRuntime): void {
+    for (const { runtime, job, run } of this.catchUps) {
+      if (runtime !== elected) continue;
+      const started = runtime.runIfLeader(job.label, () => this.ledger(runtime).catchUp(job, run));
+      Promise.resolve(started).catch((error: unknown) =>
+        this.logger.error(messages.tickCatchUpFailed(job.job, errorMessage(error))),
+      );
+    }
+  }
+}

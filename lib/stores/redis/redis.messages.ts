@@ -1,0 +1,12 @@
+/**
+ * The texts of RedisLeaseStore. None may include a connection string, key or password: they are built
+ * from option names and error codes only, never from the driver's own message (it may quote the connection).
+ */
+export const redisMessages = {
+  authFailed: (code: string) =>
+    `RedisLeaseStore: the server refused the login (${code}): check the username and password of the connection (the ACL user and its password, or requirepass)`,
+  permissionDenied: (prefix: string) =>
+    `RedisLeaseStore: the ACL user may not run the store's commands or touch its keys (NOPERM): allow keys and channels ${JSON.stringify(`${prefix}*`)} and the commands EVAL, EVALSHA, GET, MGET, SET, INCR, PEXPIRE, PTTL, DEL, PUBLISH, SUBSCRIBE, HSET, HGET, SCAN, e.g. ACL SETUSER <user> ~${prefix}* &${prefix}* +eval +evalsha +get +mget +set +incr +pexpire +pttl +del +publish +subscribe +hset +hget +scan +ping`,
+  replicaReadOnly:
+    'RedisLeaseStore: the server is a read-only replica (READONLY): connect to the primary (or through Sentinel)',
+} as const;
