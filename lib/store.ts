@@ -15,10 +15,15 @@ export {
   toLeaseStoreError,
 } from './shared/errors.js';
 export {
+  type HandoverCapableStore,
+  type StateCapableStore,
+  supportsHandover,
+  supportsState,
+} from './stores/lease-store.capabilities.js';
+export {
   type AcquireRequest,
   type AcquireResult,
   type CallOptions,
-  type HandoverCapableStore,
   type HandoverRequest,
   type LeaderStateEntry,
   type Lease,
@@ -31,10 +36,6 @@ export {
   MAX_LEASE_META_BYTES,
   type ReleaseOptions,
   type RenewOptions,
-  SPREAD_REASON,
   type StateCallOptions,
-  type StateCapableStore,
-  spreadRequestYields,
-  supportsHandover,
-  supportsState,
 } from './stores/lease-store.js';
+export { SPREAD_REASON, spreadRequestYields } from './stores/lease-store.spread-rule.js';

@@ -43,7 +43,7 @@ const { startServers, ALL_STORES } = await import('../lib/servers.mjs');
 const { summarize, round } = await import('../lib/stats.mjs');
 const { makeStore } = await import('../apps/stores.js');
 const { InMemoryLeaseStore } = await import('../../lib/stores/memory/memory.store.js');
-const { supportsState } = await import('../../lib/stores/lease-store.js');
+const { supportsState } = await import('../../lib/stores/lease-store.capabilities.js');
 
 /** @type {string[]} */
 const errors = [];

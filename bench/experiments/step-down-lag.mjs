@@ -35,7 +35,7 @@ if (!process.env.STEP_DOWN_BENCH_CHILD) {
 
 const { Elector } = await import('../../lib/election/elector.js');
 const { InMemoryLeaseStore } = await import('../../lib/stores/memory/memory.store.js');
-const { TransientLeaseStoreError } = await import('../../lib/stores/lease-store.js');
+const { TransientLeaseStoreError } = await import('../../lib/shared/errors.js');
 const { summarize, round } = await import('../lib/stats.mjs');
 
 /** A summary with every figure rounded to 0.01 ms. @param {number[]} values */

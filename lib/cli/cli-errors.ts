@@ -1,4 +1,4 @@
-import { LeaseStoreError } from '../stores/lease-store.js';
+import { LeaseStoreError } from '../shared/errors.js';
 import { cliMessages } from './cli.messages.js';
 
 /** The CLI's exit codes: scripts branch on them, so they never change meaning (listed in `--help`). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { TransientLeaseStoreError } from '../shared/errors.js';
 import type { HandoverRequest, LeaseInfo, LeaseStore } from '../stores/lease-store.js';
-import { TransientLeaseStoreError } from '../stores/lease-store.js';
 import { callOptions, pause } from './call-options.js';
 import { cliMessages } from './cli.messages.js';
 import { CliError, ExitCode } from './cli-errors.js';

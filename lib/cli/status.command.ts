@@ -1,6 +1,6 @@
 import { ELECTION_PATTERN } from '../election/elector-options.js';
+import { TransientLeaseStoreError } from '../shared/errors.js';
 import type { HandoverRequest, LeaseInfo, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
-import { TransientLeaseStoreError } from '../stores/lease-store.js';
 import { callOptions, formatDuration, pause } from './call-options.js';
 import { cliMessages } from './cli.messages.js';
 import { CliError, ExitCode } from './cli-errors.js';

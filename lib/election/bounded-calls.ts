@@ -1,6 +1,7 @@
 import { untilAborted } from '../shared/abort.js';
 import { type Clock, type ClockTimer, timeoutSignal } from '../shared/clock.js';
-import { type Lease, type LeaseStore, type LeaseWatch, toLeaseStoreError } from '../stores/lease-store.js';
+import { toLeaseStoreError } from '../shared/errors.js';
+import type { Lease, LeaseStore, LeaseWatch } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger } from './elector.types.js';
 

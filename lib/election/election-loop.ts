@@ -1,11 +1,6 @@
 import type { ClockTimer } from '../shared/clock.js';
-import {
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type LeaseStoreError,
-  type LeaseWatch,
-  toLeaseStoreError,
-} from '../stores/lease-store.js';
+import { type LeaseStoreError, toLeaseStoreError } from '../shared/errors.js';
+import type { HandoverRequest, LeaderStateEntry, LeaseWatch } from '../stores/lease-store.js';
 import { BoundedElectorCalls } from './bounded-calls.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { HandoverRequestOptions, StopOptions } from './elector.types.js';

@@ -116,6 +116,8 @@ export const electionMessages = {
   // Leader state (issue 16).
   stateNotLeader: (election: string) =>
     `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,
+  stateKeyReserved: (key: string) =>
+    `leader state key ${JSON.stringify(key)} is reserved: keys starting with "tick:" hold the library's once-per-tick records (@LeaderOnly({ once: 'per-tick' })); use another key`,
 } as const;
 
 function formatSeconds(ms: number): string {

@@ -54,15 +54,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
 import { type Clock, systemClock, withWallClock } from '../shared/clock.js';
-import {
-  checkUserStateKey,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type LeaseMeta,
-  type LeaseStore,
-  supportsHandover,
-  supportsState,
-} from '../stores/lease-store.js';
+import { supportsHandover, supportsState } from '../stores/lease-store.capabilities.js';
+import type { HandoverRequest, LeaderStateEntry, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import { ElectionLoop } from './election-loop.js';
 import {
@@ -79,6 +72,7 @@ import { type ElectorTimings, resolveElectorOptions } from './elector-options.js
 import { FailureLog } from './failure-log.js';
 import { OwnLeaseMeta } from './lease-meta.js';
 import { ObservedLeader } from './observed-leader.js';
+import { checkUserStateKey } from './state-keys.js';
 import { TermKeeper } from './term-keeper.js';
 
 export type {

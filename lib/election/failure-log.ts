@@ -1,4 +1,4 @@
-import type { LeaseStoreError } from '../stores/lease-store.js';
+import type { LeaseStoreError } from '../shared/errors.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { ElectorHealth, ElectorLogger } from './elector.types.js';
 

@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { errorMessage, NoLeaderError } from '../shared/errors.js';
+import { errorMessage, FatalLeaseStoreError, NoLeaderError, toLeaseStoreError } from '../shared/errors.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import { sharedMessages } from '../shared/messages.js';
-import {
-  FatalLeaseStoreError,
-  type HandoverRequest,
-  recordHandoverRequest,
-  supportsHandover,
-  toLeaseStoreError,
-} from '../stores/lease-store.js';
+import { supportsHandover } from '../stores/lease-store.capabilities.js';
+import type { HandoverRequest } from '../stores/lease-store.js';
+import { recordHandoverRequest } from '../stores/lease-store.spread-rule.js';
 import type { BoundedElectorCalls } from './bounded-calls.js';
 import { electionMessages } from './election.messages.js';
 import type { HandoverRequestOptions } from './elector.types.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock, ClockTimer } from '../shared/clock.js';
-import { type Lease, type LeaseStore, toLeaseStoreError } from '../stores/lease-store.js';
+import { toLeaseStoreError } from '../shared/errors.js';
+import type { Lease, LeaseStore } from '../stores/lease-store.js';
 import type { BoundedElectorCalls } from './bounded-calls.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger } from './elector.types.js';

@@ -1,4 +1,6 @@
-import { type LeaderStateEntry, LeaseLostError, stateUnsupportedError, supportsState } from '../stores/lease-store.js';
+import { LeaseLostError } from '../shared/errors.js';
+import { stateUnsupportedError, supportsState } from '../stores/lease-store.capabilities.js';
+import type { LeaderStateEntry } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
 import type { TermKeeper } from './term-keeper.js';

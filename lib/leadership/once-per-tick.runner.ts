@@ -3,7 +3,8 @@ import { errorMessage } from '../shared/errors.js';
 import type { CronMetadata } from './cron-schedule.js';
 import type { ElectionRuntime } from './election-runtime.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
-import { type TickJob, TickLedger, type TickLedgerLogger, tickJobName } from './tick.ledger.js';
+import { type TickJob, tickJobName } from './tick.job.js';
+import { TickLedger, type TickLedgerLogger } from './tick.ledger.js';
 
 /** A `@LeaderOnly({ once: 'per-tick' })` method: its job's identity and schedule, one object per method. */
 export interface LeaderOnlyTick {

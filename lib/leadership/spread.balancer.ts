@@ -4,7 +4,8 @@ import type { LeadershipEvent } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import type { ElectorTimings } from '../election/elector-options.js';
 import { errorMessage } from '../shared/errors.js';
-import { type HandoverRequest, type LeaseMeta, SPREAD_REASON } from '../stores/lease-store.js';
+import type { HandoverRequest, LeaseMeta } from '../stores/lease-store.js';
+import { SPREAD_REASON } from '../stores/lease-store.spread-rule.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
 
 const JITTER = 0.15;

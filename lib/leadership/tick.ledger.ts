@@ -1,7 +1,9 @@
-import { createHash } from 'node:crypto';
-import { FatalLeaseStoreError, type LeaderStateEntry, LeaseLostError, TICK_KEY_PREFIX } from '../stores/lease-store.js';
-import { type CronMetadata, CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
+import { FatalLeaseStoreError, LeaseLostError } from '../shared/errors.js';
+import type { LeaderStateEntry } from '../stores/lease-store.js';
+import { CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
+import { LostTicksReport, type TickLedgerEvents } from './lost-ticks.report.js';
+import { type TickJob, tickKey } from './tick.job.js';
 
 /**
  * How far back a new leader looks for a missed tick (`missed: 'catch-up'`): the most recent fire
@@ -26,15 +28,6 @@ const RETRY_PAUSE_MS = 50;
  */
 export const TICK_AHEAD_WARN_MS = 2 * EARLY_TOLERANCE_MS;
 
-/**
- * Ticks that ran on no replica are reported at warn level at most this often per job (a failover
- * of a per-second job loses a dozen at once, an overloaded process one a minute); the ones in
- * between are counted and named in the next warning.
- */
-export const TICKS_LOST_WARN_INTERVAL_MS = 60_000;
-/** Lost ticks are counted one by one up to this many (a per-second job down for a day lost 86,400). */
-const LOST_COUNT_CAP = 1_000;
-
 /** The election the ledger records runs in: an election handle (leader state, the current term). */
 export interface LeaderStateAccess {
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined>;
@@ -48,25 +41,10 @@ export interface LeaderStateAccess {
   readonly election?: string;
 }
 
-/** What the ledger tells an observer (metrics); optional, so the ledger runs without one. */
-export interface TickLedgerEvents {
-  /** `count` ticks of `job` ran on no replica: found when the next run is recorded. */
-  ticksLost(job: TickJob, count: number): void;
-}
-
 export interface TickLedgerLogger {
   log(message: string): void;
   warn(message: string): void;
   debug(message: string): void;
-}
-
-/** One once-per-tick job: its key in the ledger and its schedule. */
-export interface TickJob {
-  /** The @Cron `name` option, else `Class.method`. */
-  job: string;
-  /** `Class.method`, for messages. */
-  label: string;
-  cron: CronMetadata;
 }
 
 /**
@@ -82,10 +60,9 @@ export interface TickJob {
  */
 export class TickLedger {
   private readonly schedules = new WeakMap<TickJob, Promise<CronSchedule>>();
+  private readonly lost: LostTicksReport;
   /** Per key, the job registered under it and who declared it (for the clash message). */
   private readonly registered = new Map<string, { job: TickJob; owner: string }>();
-  /** Per job, the last warning of lost ticks (ledger clock) and the losses not yet warned of. */
-  private readonly losses = new Map<string, { warnedAt: number; unreported: number }>();
   /** Per job, the claim in progress: one read-compare-write at a time within this process. */
   private readonly claims = new Map<string, Promise<unknown>>();
   /** Per job, the term in which we last warned of a record ahead of our clock (once per term). */
@@ -95,8 +72,10 @@ export class TickLedger {
     private readonly state: LeaderStateAccess,
     private readonly logger: TickLedgerLogger,
     private readonly now: () => number = Date.now,
-    private readonly events?: TickLedgerEvents,
-  ) {}
+    events?: TickLedgerEvents,
+  ) {
+    this.lost = new LostTicksReport(logger, now, events);
+  }
 
   /**
    * Declares `job`, run by `owner` (named in messages), before its first tick. Throws when another
@@ -197,7 +176,7 @@ export class TickLedger {
         // Fenced by the store: refused once our lease is not the current one.
         writing = true;
         await this.state.writeTickRecord(fireTime, key);
-        if (typeof recorded === 'number') this.noteLost(job, schedule, recorded, fireTime);
+        if (typeof recorded === 'number') this.lost.note(job, schedule, recorded, fireTime);
         return true;
       } catch (error) {
         const reason = (error as Error)?.message ?? String(error);
@@ -217,31 +196,6 @@ export class TickLedger {
     }
   }
 
-  /**
-   * Ticks strictly between the previous record and the one just written ran on no replica: counted
-   * (events), and warned of at most once per TICKS_LOST_WARN_INTERVAL_MS per job.
-   */
-  private noteLost(job: TickJob, schedule: CronSchedule, previous: number, recorded: number): void {
-    const first = schedule.next(previous);
-    if (first >= recorded) return;
-    let count = 1;
-    let last = first;
-    for (let t = schedule.next(first); t < recorded && count < LOST_COUNT_CAP; t = schedule.next(t)) {
-      count += 1;
-      last = t;
-    }
-    this.events?.ticksLost(job, count);
-    const now = this.now();
-    const loss = this.losses.get(job.job);
-    if (loss && Math.abs(now - loss.warnedAt) < TICKS_LOST_WARN_INTERVAL_MS) {
-      loss.unreported += count;
-      this.logger.debug(messages.ticksLost(job.job, count, iso(first), iso(last), 0));
-      return;
-    }
-    this.losses.set(job.job, { warnedAt: now, unreported: 0 });
-    this.logger.warn(messages.ticksLost(job.job, count, iso(first), iso(last), loss?.unreported ?? 0));
-  }
-
   /** A record from a clock ahead of ours: every tick is skipped until our clock passes it. Once per term. */
   private warnIfAhead(job: TickJob, recorded: number, term: number | undefined): void {
     const now = this.now();
@@ -257,10 +211,6 @@ export class TickLedger {
       ),
     );
   }
-}
-
-function iso(epochMs: number): string {
-  return new Date(epochMs).toISOString();
 }
 
 /** Worth another attempt within the tick: not a lost lease, a fatal store error or a bad argument. */
@@ -287,22 +237,4 @@ function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-/**
- * `tick:<job>` within the state keys' alphabet [A-Za-z0-9._:-] and 200 characters: other characters
- * escaped as `_xx`; a name too long is cut and suffixed with a hash of the whole, so it stays unique.
- */
-export function tickKey(job: string): string {
-  const escaped = job.replace(/[^A-Za-z0-9.:-]/g, (c) =>
-    [...Buffer.from(c, 'utf8')].map((byte) => `_${byte.toString(16).padStart(2, '0')}`).join(''),
-  );
-  const key = `${TICK_KEY_PREFIX}${escaped}`;
-  if (key.length <= 200) return key;
-  return `${key.slice(0, 183)}-${createHash('sha256').update(job).digest('hex').slice(0, 16)}`;
-}
-
-/** The job name of a once-per-tick method: the @Cron `name` option, else `Class.method`. */
-export function tickJobName(cron: CronMetadata, label: string): string {
-  return typeof cron.name === 'string' && cron.name !== '' ? cron.name : label;
 }

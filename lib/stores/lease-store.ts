@@ -1,5 +1,10 @@
-import { FatalLeaseStoreError } from '../shared/errors.js';
-import { storeMessages as messages } from './store.messages.js';
+// The store contract: the interface every backend implements, the types of its calls and the sizes
+// a store must accept. Beside it, by role: the capability guards the elector asks a store through
+// (lease-store.capabilities.ts) and the handover request slot's spread rule (lease-store.spread-rule.ts);
+// the typed errors a store throws are shared/errors.ts. All of it reaches store authors through
+// lib/store.ts.
+
+import type { LeaseLostError, TransientLeaseStoreError } from '../shared/errors.js';
 
 /**
  * The contract every lease backend implements. The elector is the only caller; it never
@@ -97,7 +102,7 @@ export interface LeaseStore {
    * the spread rule reads. Resolves once the request is durably recorded.
    *
    * A store that declares {@link LeaseStore.conditionalSpreadRequests} applies the one rule of
-   * {@link spreadRequestYields} in the same atomic operation: a spread request never replaces a
+   * `spreadRequestYields` (lease-store.spread-rule.ts) in the same atomic operation: a spread request never replaces a
    * pending request of another kind for its term or a later one. It then resolves `false` (nothing
    * written); `true` or nothing means written. Any other request replaces whatever is pending (an
    * operator's request outranks a spread request; between two operators the last one wins, and the
@@ -108,7 +113,7 @@ export interface LeaseStore {
 
   /**
    * Declares that `requestHandover` refuses, atomically at the store, a spread request that would
-   * replace a pending non-spread request (see {@link spreadRequestYields}) and resolves `false` then.
+   * replace a pending non-spread request (see `spreadRequestYields`) and resolves `false` then.
    * Every built-in store declares it. Without it the elector reads the pending request before
    * writing a spread request (best effort: an operator request written between that read and the
    * write is still replaced).
@@ -284,85 +289,4 @@ export interface LeaseInfo {
 
 export interface LeaseWatch {
   close(): Promise<void>;
-}
-
-// ---- Capabilities: the elector asks a store what it offers through these guards (the contract). ----
-
-/** A store that declares the handover capability (the three request methods). */
-export type HandoverCapableStore = LeaseStore &
-  Required<Pick<LeaseStore, 'requestHandover' | 'readHandover' | 'clearHandover'>>;
-
-export function supportsHandover(store: LeaseStore): store is HandoverCapableStore {
-  return (
-    typeof store.requestHandover === 'function' &&
-    typeof store.readHandover === 'function' &&
-    typeof store.clearHandover === 'function'
-  );
-}
-
-/** The `reason` of the requests a spread balancer makes (see {@link spreadRequestYields}). */
-export const SPREAD_REASON = 'spread';
-
-/**
- * The request-slot rule every store with {@link LeaseStore.conditionalSpreadRequests} applies
- * atomically: true when `request` (a spread request) must not replace `pending`, a request that is
- * not a spread request, made for the same term or a later one. An operator's choice outranks a
- * replica balancing; a request for an older term is stale and any request replaces it.
- */
-export function spreadRequestYields(pending: HandoverRequest | undefined, request: HandoverRequest): boolean {
-  return (
-    request.reason === SPREAD_REASON &&
-    pending !== undefined &&
-    pending.reason !== SPREAD_REASON &&
-    pending.term >= request.term
-  );
-}
-
-/**
- * Records `request` as the elector does: true when written, false when a spread request yielded.
- * A store that does not declare {@link LeaseStore.conditionalSpreadRequests} gets a read first,
- * for spread requests only (best effort: the residual race is a write landing in between).
- */
-export async function recordHandoverRequest(
-  store: HandoverCapableStore,
-  request: HandoverRequest,
-  options: CallOptions,
-): Promise<boolean> {
-  if (request.reason === SPREAD_REASON && store.conditionalSpreadRequests !== true) {
-    if (spreadRequestYields(await store.readHandover(request.election, options), request)) return false;
-  }
-  return (await store.requestHandover(request, options)) !== false;
-}
-
-/** A store that declares the leader-state capability (both methods). */
-export type StateCapableStore = LeaseStore & Required<Pick<LeaseStore, 'writeState' | 'readState'>>;
-
-export function supportsState(store: LeaseStore): store is StateCapableStore {
-  return typeof store.writeState === 'function' && typeof store.readState === 'function';
-}
-
-/** What the elector rejects with when its store lacks the capability. */
-export function stateUnsupportedError(store: Pick<LeaseStore, 'name'>): FatalLeaseStoreError {
-  return new FatalLeaseStoreError(messages.state.unsupported(store.name));
-}
-
-export {
-  FatalLeaseStoreError,
-  LeaseLostError,
-  LeaseStoreError,
-  type LeaseStoreErrorKind,
-  NoLeaderError,
-  TransientLeaseStoreError,
-  toLeaseStoreError,
-} from '../shared/errors.js';
-
-/** The once-per-tick ledger's keys: refused by the public writeState, so an app cannot overwrite them. */
-export const TICK_KEY_PREFIX = 'tick:';
-
-/**
- * A write through the public API (service, handle, Elector, testing kit): the `tick:` keys are the
- * ledger's. Stores do not check it: the ledger writes them through the same store call.
- */
-export function checkUserStateKey(key: string | undefined): void {
-  if (typeof key === 'string' && key.startsWith(TICK_KEY_PREFIX)) throw new TypeError(messages.state.reservedKey(key));
 }

@@ -1,12 +1,5 @@
-import {
-  FatalLeaseStoreError,
-  type LeaderStateEntry,
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreLimits,
-  type StateCallOptions,
-} from './lease-store.js';
+import { FatalLeaseStoreError, LeaseLostError } from '../shared/errors.js';
+import type { LeaderStateEntry, Lease, LeaseStore, LeaseStoreLimits, StateCallOptions } from './lease-store.js';
 import { storeMessages as messages } from './store.messages.js';
 import type { Step } from './store-support.js';
 

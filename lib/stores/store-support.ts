@@ -1,13 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { settleWithin, throwIfAborted, untilAborted } from '../shared/abort.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  LeaseStoreError,
-  type LeaseStoreLimits,
-  type LeaseWatch,
-  TransientLeaseStoreError,
-} from './lease-store.js';
+import { LeaseStoreError, TransientLeaseStoreError } from '../shared/errors.js';
+import type { AcquireRequest, AcquireResult, LeaseStoreLimits, LeaseWatch } from './lease-store.js';
 import { storeMessages as messages } from './store.messages.js';
 
 /**

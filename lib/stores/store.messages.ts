@@ -39,8 +39,6 @@ export const storeMessages = {
       `${store}: the stored leader state "${key}" of election "${election}" is not valid JSON written by this library; overwrite it with writeState`,
     columnMissing: (store: string, table: string, migration: string) =>
       `${store}: table ${table} has no state column (it was created by a version before leader state) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
-    reservedKey: (key: string) =>
-      `leader state key ${JSON.stringify(key)} is reserved: keys starting with "tick:" hold the library's once-per-tick records (@LeaderOnly({ once: 'per-tick' })); use another key`,
     lost: (election: string, term: number) =>
       `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
   },

@@ -3,16 +3,11 @@ import { electionMessages } from '../election/election.messages.js';
 import type { ElectorHealth, ElectorState, ElectorStatus, LeadershipEvent, StopOptions } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import { DEFAULT_TIMINGS, type ElectorTimings } from '../election/elector-options.js';
+import { checkUserStateKey } from '../election/state-keys.js';
 import type { LeaderElector } from '../leadership/leader-elector.interface.js';
 import { leadershipMessages } from '../leadership/leadership.messages.js';
-import { NoLeaderError } from '../shared/errors.js';
-import {
-  checkUserStateKey,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  LeaseLostError,
-  type LeaseMeta,
-} from '../stores/lease-store.js';
+import { LeaseLostError, NoLeaderError } from '../shared/errors.js';
+import type { HandoverRequest, LeaderStateEntry, LeaseMeta } from '../stores/lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../stores/state-support.js';
 
 const NEVER_ABORTED = new AbortController().signal;

@@ -15,12 +15,13 @@ import {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob';
 import { Elector, type ElectorLogger } from '../../lib/election/elector.js';
+import { LeaseLostError } from '../../lib/shared/errors.js';
 import {
   type AzureAuthKind,
   AzureBlobLeaseStore,
   classifyAzureError,
 } from '../../lib/stores/azure/azure-blob.store.js';
-import { type Lease, LeaseLostError, type LeaseStore } from '../../lib/stores/lease-store.js';
+import type { Lease, LeaseStore } from '../../lib/stores/lease-store.js';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';

@@ -4,8 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { Elector } from '../../lib/election/elector.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
 import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
-import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup/servers.js';
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';

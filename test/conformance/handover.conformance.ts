@@ -3,13 +3,8 @@
 // whose target says `handover: true`; a store that says nothing must declare none of the three methods.
 // Every case uses its own election, so they run concurrently like the lease cases.
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  type HandoverCapableStore,
-  type HandoverRequest,
-  type Lease,
-  type LeaseStore,
-  supportsHandover,
-} from '../../lib/stores/lease-store.js';
+import { type HandoverCapableStore, supportsHandover } from '../../lib/stores/lease-store.capabilities.js';
+import type { HandoverRequest, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
 import type { ConformanceTarget } from './lease-store.conformance.js';
 
 const CALL_TIMEOUT_MS = 10_000;

@@ -4,14 +4,8 @@
 // slow expiry cases (Azure's minimum lease is 15 s) then cost one lease duration in all, not one each.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { MIN_MARGIN_FRACTION, MIN_MARGIN_MS } from '../../lib/election/elector-options.js';
-import {
-  type AcquireResult,
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreErrorKind,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { LeaseLostError, type LeaseStoreErrorKind, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { AcquireResult, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
 import { describeHandoverConformance } from './handover.conformance.js';
 import { describeLeaderStateConformance } from './state.conformance.js';
 

@@ -1,9 +1,5 @@
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type Lease,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { AcquireRequest, AcquireResult, Lease } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { describeLeaseStoreConformance, type ReplyLoss } from './lease-store.conformance.js';
 

@@ -4,7 +4,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
-import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import {
   MySqlLeaseStore,
   mysqlHandoverMigrationSql,

@@ -4,7 +4,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
-import { FatalLeaseStoreError, type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { FatalLeaseStoreError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import {
   PostgresLeaseStore,
   postgresHandoverMigrationSql,

@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
-import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { redisMessages } from '../../lib/stores/redis/redis.messages.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
 import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '../setup/servers.js';

@@ -2,14 +2,10 @@
 // a table made by the previous version, replicas of that version running beside new ones (their own
 // statements, sent by hand), two new instances migrating at once, and createTable: false; and leader
 // state beside those replicas: their statements never name the state column, so it survives them.
-import {
-  type HandoverRequest,
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
-  supportsHandover,
-  supportsState,
-} from '../../lib/stores/lease-store.js';
+
+import { LeaseLostError } from '../../lib/shared/errors.js';
+import { supportsHandover, supportsState } from '../../lib/stores/lease-store.capabilities.js';
+import type { HandoverRequest, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
 
 /** A replica of the previous version: the statements it sends, which never name the handover columns. */
 export interface PreviousVersionReplica {

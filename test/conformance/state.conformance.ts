@@ -2,15 +2,9 @@
 // store whose target says `leaderState: true`; a store that says nothing must declare neither method.
 // Every case uses its own election, so they run concurrently like the lease cases.
 import { randomBytes, randomUUID } from 'node:crypto';
-import {
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
-  type StateCallOptions,
-  type StateCapableStore,
-  supportsState,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { type StateCapableStore, supportsState } from '../../lib/stores/lease-store.capabilities.js';
+import type { Lease, LeaseStore, StateCallOptions } from '../../lib/stores/lease-store.js';
 import { DEFAULT_MAX_STATE_BYTES } from '../../lib/stores/state-support.js';
 import type { ConformanceTarget } from './lease-store.conformance.js';
 

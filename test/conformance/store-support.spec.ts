@@ -1,13 +1,8 @@
 // The store-support module on its own: what every store inherits from it, with a protocol whose
 // timing the test controls (the conformance suites show the same on real servers).
 import { jest } from '@jest/globals';
-import {
-  FatalLeaseStoreError,
-  LeaseLostError,
-  stateUnsupportedError,
-  supportsState,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { FatalLeaseStoreError, LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { stateUnsupportedError, supportsState } from '../../lib/stores/lease-store.capabilities.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import {
   DEFAULT_MAX_STATE_BYTES,

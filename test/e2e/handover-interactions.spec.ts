@@ -8,14 +8,8 @@ import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
-import {
-  type AcquireRequest,
-  type CallOptions,
-  type Lease,
-  type LeaseInfo,
-  type RenewOptions,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { AcquireRequest, CallOptions, Lease, LeaseInfo, RenewOptions } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, SLACK_MS, sleep, waitFor } from './helpers.js';
 

@@ -4,13 +4,8 @@ import 'reflect-metadata';
 import { type INestApplication, Injectable } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
-import {
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
-  type StateCallOptions,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { Lease, LeaseStore, StateCallOptions } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { CaptureLogger, closeAll, createApp, electionOf, SLACK_MS, sleep, waitFor } from './helpers.js';
 

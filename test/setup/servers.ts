@@ -2,7 +2,8 @@
 // themselves are started by scripts/ensure-services.sh (etcd by the Jest global setup).
 import { randomBytes } from 'node:crypto';
 import { type AddressInfo, createServer, type Socket } from 'node:net';
-import { type LeaseStore, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { freePort } from '../../scripts/lib/ports.mjs';
 import { TcpForwarder } from '../support/tcp-forwarder.js';
 

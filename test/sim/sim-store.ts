@@ -1,17 +1,15 @@
 import { throwIfAborted, untilAborted } from '../../lib/shared/abort.js';
 import type { Clock } from '../../lib/shared/clock.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseWatch,
-  type RenewOptions,
-  TransientLeaseStoreError,
-  toLeaseStoreError,
+import { LeaseLostError, TransientLeaseStoreError, toLeaseStoreError } from '../../lib/shared/errors.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseWatch,
+  RenewOptions,
 } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { StoreCallKit } from '../../lib/stores/store-support.js';

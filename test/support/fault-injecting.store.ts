@@ -1,15 +1,13 @@
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  FatalLeaseStoreError,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseWatch,
-  type RenewOptions,
-  TransientLeaseStoreError,
+import { FatalLeaseStoreError, LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseWatch,
+  RenewOptions,
 } from '../../lib/stores/lease-store.js';
 
 export type Fault =

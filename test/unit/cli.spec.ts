@@ -9,14 +9,8 @@ import { type CliContext, runCli } from '../../lib/cli/main.js';
 import type { StatusDocument } from '../../lib/cli/status.command.js';
 import type { StoreConfig } from '../../lib/cli/store-factory.js';
 import { standbySlotKey } from '../../lib/election/standby.js';
-import {
-  FatalLeaseStoreError,
-  type HandoverRequest,
-  type Lease,
-  type LeaseInfo,
-  type LeaseStore,
-  TransientLeaseStoreError,
-} from '../../lib/stores/lease-store.js';
+import { FatalLeaseStoreError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { HandoverRequest, Lease, LeaseInfo, LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { freePort } from '../setup/servers.js';
 

@@ -6,9 +6,9 @@ import { Elector, type ElectorOptions, type HandoverHooks } from '../../lib/elec
 import { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
 import type { LeaderElectionSharedOptions } from '../../lib/nest/interfaces/leader-election-options.interface.js';
 import { resolveModuleOptions } from '../../lib/nest/leader-election.options.js';
+import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
 import type { AcquireRequest, CallOptions, Lease, LeaseInfo, RenewOptions } from '../../lib/stores/lease-store.js';
-import { TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings } from './elector-fixture.js';
 

@@ -2,7 +2,9 @@
 // (which implements the handover capability the same way the real stores do; their conformance
 // suite proves that part). A request is honoured by the leader of the term it names, at its next
 // renewal: drain hook, step-down, grace hook, release reserved for `to`; the named replica leads.
-import { type HandoverRequest, NoLeaderError } from '../../lib/stores/lease-store.js';
+
+import { NoLeaderError } from '../../lib/shared/errors.js';
+import type { HandoverRequest } from '../../lib/stores/lease-store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
 const signal = () => new AbortController().signal;

@@ -4,7 +4,8 @@
 // reservation the store cannot keep fail at construction, naming the option and the range; and a
 // reservation the store refuses at release anyway never leaves the old lease blocking everyone.
 import type { Elector, ElectorOptions } from '../../lib/election/elector.js';
-import { FatalLeaseStoreError, type LeaseStore, type ReleaseOptions } from '../../lib/stores/lease-store.js';
+import { FatalLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaseStore, ReleaseOptions } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { useElectorFixture } from './elector-fixture.js';
 

@@ -1,14 +1,14 @@
 // Issue 16: leader state through the elector. writeState is fenced twice: the elector refuses it
 // at once when not leading (or past its deadline), and the store refuses a stale lease.
-import {
-  type AcquireRequest,
-  type CallOptions,
-  type Lease,
-  LeaseLostError,
-  type LeaseStore,
-  type RenewOptions,
-  type StateCallOptions,
-  TransientLeaseStoreError,
+
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type {
+  AcquireRequest,
+  CallOptions,
+  Lease,
+  LeaseStore,
+  RenewOptions,
+  StateCallOptions,
 } from '../../lib/stores/lease-store.js';
 import type { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';

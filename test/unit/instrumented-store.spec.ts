@@ -1,7 +1,8 @@
 // The metrics' view of a LeaseStore must be the store itself to the elector: every member reaches
 // the store (optional ones and capabilities added later included), results and errors unchanged.
 import { instrumentLeaseStore, type StoreCallSink } from '../../lib/metrics/instrumented.store.js';
-import { LeaseLostError, type LeaseWatch, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaseWatch } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 
 /** A store with #private state, an optional capability and a member no contract names yet. */

@@ -2,14 +2,11 @@
 // distinct keys (defect 4); ticks that ran on no replica are reported (item 7). The ledger alone,
 // outside Nest, on a fenced in-memory state and a hand-driven clock.
 
-import {
-  type LeaderStateAccess,
-  TICKS_LOST_WARN_INTERVAL_MS,
-  type TickJob,
-  TickLedger,
-  tickKey,
-} from '../../lib/leadership/tick.ledger.js';
-import { type LeaderStateEntry, LeaseLostError } from '../../lib/stores/lease-store.js';
+import { TICKS_LOST_WARN_INTERVAL_MS } from '../../lib/leadership/lost-ticks.report.js';
+import { type TickJob, tickKey } from '../../lib/leadership/tick.job.js';
+import { type LeaderStateAccess, TickLedger } from '../../lib/leadership/tick.ledger.js';
+import { LeaseLostError } from '../../lib/shared/errors.js';
+import type { LeaderStateEntry } from '../../lib/stores/lease-store.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
 

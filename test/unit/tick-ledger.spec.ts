@@ -1,17 +1,17 @@
 // Issue 16: once-per-tick cron runs. Fire times by the `cron` package; runs recorded in leader
 // state before the work starts; several replicas share one fenced state, each with its own clock.
 import { CronSchedule, EARLY_TOLERANCE_MS } from '../../lib/leadership/cron-schedule.js';
+import { type TickJob, tickKey } from '../../lib/leadership/tick.job.js';
 import {
   CATCH_UP_WINDOW_MS,
   type LeaderStateAccess,
   TICK_AHEAD_WARN_MS,
   TICK_RECORD_RETRY_MS,
-  type TickJob,
   TickLedger,
   type TickLedgerLogger,
-  tickKey,
 } from '../../lib/leadership/tick.ledger.js';
-import { type LeaderStateEntry, LeaseLostError, TransientLeaseStoreError } from '../../lib/stores/lease-store.js';
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import type { LeaderStateEntry } from '../../lib/stores/lease-store.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0); // a whole second (and minute)
 const quiet = { log: () => undefined, warn: () => undefined, debug: () => undefined };

@@ -1,46 +1,28 @@
-import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { encodeHandoverRequest, encodeLeaseMeta, releaseReservation } from '../handover-support.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreError,
-  type LeaseStoreLimits,
-  type ReleaseOptions,
-  type RenewOptions,
-  SPREAD_REASON,
-  type StateCallOptions,
-  TransientLeaseStoreError,
-  toLeaseStoreError,
+import type { BlobGetPropertiesResponse } from '@azure/storage-blob';
+import { LeaseLostError, TransientLeaseStoreError, toLeaseStoreError } from '../../shared/errors.js';
+import { encodeLeaseMeta, releaseReservation } from '../handover-support.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseStoreLimits,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../state-support.js';
 import { storeMessages } from '../store.messages.js';
 import { StoreCallKit } from '../store-support.js';
 import { azureMessages } from './azure.messages.js';
-import { type AzureBlobLeaseStoreOptions, azureContainerClient, loadContainerClient } from './azure-client.js';
-import {
-  type AzureAuthKind,
-  type AzureOperation,
-  classifyAzureError,
-  isLeaseConflict,
-  isMissing,
-  statusOf,
-  summarize,
-} from './azure-errors.js';
-import {
-  deleteRequest,
-  getRequest,
-  listElectionNames,
-  putRequest,
-  putSpreadRequest,
-  SIDE_BLOB_SUFFIX,
-} from './azure-handover.js';
+import { AzureBlobs } from './azure-blobs.js';
+import type { AzureBlobLeaseStoreOptions } from './azure-client.js';
+import { isLeaseConflict, isMissing, statusOf, summarize } from './azure-errors.js';
+import { AzureHandoverRequests, listElectionNames } from './azure-handover.js';
 import { BrokenLeases, createBlob, heldBy, leaseSeconds } from './azure-lease.js';
 import {
   holderMetadata,
@@ -81,21 +63,17 @@ export class AzureBlobLeaseStore implements LeaseStore {
   /** Name of the container holding the lease blobs. */
   readonly container: string;
 
-  /** Built once the SDK is loaded (import started at construction, awaited by the first call). */
-  private readonly containerClient: Promise<ContainerClient>;
-  private readonly blobPrefix: string;
+  private readonly blobs: AzureBlobs;
   private readonly broken = new BrokenLeases();
   private readonly written = new WrittenMetadata();
-  private readonly authKind: AzureAuthKind;
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
   private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
+  private readonly requests: AzureHandoverRequests;
 
   constructor(options: AzureBlobLeaseStoreOptions) {
-    const plan = azureContainerClient(options);
-    ({ container: this.container, authKind: this.authKind, blobPrefix: this.blobPrefix } = plan);
-    this.containerClient = loadContainerClient(plan);
-    // Awaited (and its failure reported) by each call; this only keeps it from counting as unhandled.
-    this.containerClient.catch(() => undefined);
+    this.blobs = new AzureBlobs(options);
+    this.container = this.blobs.container;
+    this.requests = new AzureHandoverRequests(this.name, this.blobs, this.calls);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -105,14 +83,14 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(this.name, request.meta);
     return this.calls.acquire(request, {
       attempt: async (leaseId, step) => {
-        const blob = await this.blob(election);
+        const blob = await this.blobs.blob(election);
         // One read says whether the lease is free and, when it is not, who holds it: a follower
         // polling a held lease pays one request, and sends the acquire only when it can succeed.
         let properties: BlobProperties | undefined;
         try {
           properties = await blob.getProperties({ abortSignal: signal });
         } catch (error) {
-          if (!isMissing(error)) throw this.classify(error, 'read', election, signal);
+          if (!isMissing(error)) throw this.blobs.classify(error, 'read', election, signal);
         }
         const held = properties && this.broken.heldNow(blob.name, properties, request.leaseDurationMs);
         if (held) return held;
@@ -129,12 +107,12 @@ export class AzureBlobLeaseStore implements LeaseStore {
             await leaseClient.acquireLease(seconds, { abortSignal: signal });
           } catch (error) {
             if (!isMissing(error)) throw error;
-            await createBlob(this.containerClient, blob, signal);
+            await createBlob(this.blobs.client, blob, signal);
             await leaseClient.acquireLease(seconds, { abortSignal: signal });
           }
         } catch (error) {
           if (isLeaseConflict(error)) return heldBy(this, election, signal);
-          throw this.classify(error, 'acquire', election, signal);
+          throw this.blobs.classify(error, 'acquire', election, signal);
         }
         // The lease is ours; record a term greater than any before it. Only our lease can write
         // the blob now, and ifMatch makes sure the term we read is the one we overwrite. Should
@@ -149,7 +127,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
           this.written.recorded(leaseId, metadata, meta);
           return { acquired: true, lease: { election, holder: identity, leaseId, term } };
         } catch (error) {
-          const cause = this.classify(error, 'record term', election, signal);
+          const cause = this.blobs.classify(error, 'record term', election, signal);
           if (cause.kind !== 'transient') throw cause;
           throw new TransientLeaseStoreError(azureMessages.termNotWritten(election, cause.message), {
             cause: cause.cause,
@@ -158,7 +136,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
       },
       releaseAttempt: (leaseId, abortSignal) =>
         this.calls.run(abortSignal, async () =>
-          (await this.blob(election)).getBlobLeaseClient(leaseId).releaseLease({ abortSignal }),
+          (await this.blobs.blob(election)).getBlobLeaseClient(leaseId).releaseLease({ abortSignal }),
         ),
     });
   }
@@ -169,7 +147,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(this.name, options.meta);
     try {
       await this.calls.run(signal, async (step) => {
-        const blob = await this.blob(lease.election);
+        const blob = await this.blobs.blob(lease.election);
         let renewed: string | undefined;
         try {
           renewed = (await blob.getBlobLeaseClient(lease.leaseId).renewLease({ abortSignal: signal })).leaseId;
@@ -177,7 +155,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
           if (isLeaseConflict(error) || isMissing(error) || statusOf(error) === 412) {
             throw new LeaseLostError(storeMessages.leaseLost(lease.election), { cause: summarize(error) });
           }
-          throw this.classify(error, 'renew', lease.election, signal);
+          throw this.blobs.classify(error, 'renew', lease.election, signal);
         }
         // Azurite renews an *expired* lease whatever id the request carries and answers with the id of
         // the lease it renewed: success under another id means the lease is not ours.
@@ -188,7 +166,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
         try {
           await this.written.rewrite(blob, lease, signal, (metadata) => withMeta(metadata, meta, lease.term), meta);
         } catch (error) {
-          const cause = this.classify(error, 'record meta', lease.election, signal);
+          const cause = this.blobs.classify(error, 'record meta', lease.election, signal);
           // The lease is renewed either way; the meta, still unrecorded, is written at the next renewal.
           if (cause.kind !== 'transient') throw cause;
         }
@@ -203,7 +181,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const { signal } = options;
     const reservation = releaseReservation(options, this.limits);
     await this.calls.run(signal, async (step) => {
-      const blob = await this.blob(lease.election);
+      const blob = await this.blobs.blob(lease.election);
       if (reservation) {
         // Written under our lease just before the release: followers see it as soon as it is free.
         try {
@@ -216,7 +194,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
             this.written.forget(lease.leaseId);
             return;
           }
-          throw this.classify(error, 'release', lease.election, signal);
+          throw this.blobs.classify(error, 'release', lease.election, signal);
         }
         step();
       }
@@ -227,7 +205,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
       } catch (error) {
         // Not ours any more (taken, released, expired and re-leased, blob gone): nothing to give back.
         if (isLeaseConflict(error) || isMissing(error) || statusOf(error) === 412) return;
-        throw this.classify(error, 'release', lease.election, signal);
+        throw this.blobs.classify(error, 'release', lease.election, signal);
       }
     });
   }
@@ -235,13 +213,13 @@ export class AzureBlobLeaseStore implements LeaseStore {
   read(election: string, options: CallOptions): Promise<LeaseInfo> {
     const { signal } = options;
     return this.calls.run(signal, async (): Promise<LeaseInfo> => {
-      const blob = await this.blob(election);
+      const blob = await this.blobs.blob(election);
       let properties: BlobProperties;
       try {
         properties = await blob.getProperties({ abortSignal: signal });
       } catch (error) {
         if (isMissing(error)) return { held: false, term: 0 };
-        throw this.classify(error, 'read', election, signal);
+        throw this.blobs.classify(error, 'read', election, signal);
       }
       const term = termOf(properties.metadata);
       // 'locked' covers 'leased' and 'breaking': in both an acquire is refused, so both count as held.
@@ -255,38 +233,25 @@ export class AzureBlobLeaseStore implements LeaseStore {
 
   readonly conditionalSpreadRequests = true;
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
-    const json = encodeHandoverRequest(this.name, request);
-    return this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) => {
-      const container = await this.containerClient;
-      if (request.reason === SPREAD_REASON) return putSpreadRequest(container, blob, request, json, signal);
-      await putRequest(container, blob, json, signal);
-      return true;
-    });
+  requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
+    return this.requests.request(request, options);
   }
 
   readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
-    return this.onSideBlob(
-      election,
-      'read handover',
-      options.signal,
-      async (blob, signal) => (await getRequest(blob, signal))?.request,
-    );
+    return this.requests.read(election, options);
   }
 
   clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
-    return this.onSideBlob(election, 'clear handover', options.signal, (blob, signal) =>
-      deleteRequest(blob, id, signal),
-    );
+    return this.requests.clear(election, id, options);
   }
 
   listElections(options: CallOptions): Promise<string[]> {
     const { signal } = options;
     return this.calls.run(signal, async () => {
       try {
-        return await listElectionNames(await this.containerClient, this.blobPrefix, signal);
+        return await listElectionNames(await this.blobs.client, this.blobs.prefix, signal);
       } catch (error) {
-        throw this.classify(error, 'list elections', '*', signal);
+        throw this.blobs.classify(error, 'list elections', '*', signal);
       }
     });
   }
@@ -295,8 +260,8 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const write = prepareStateWrite(this, lease, value, options);
     const { signal } = options;
     await this.calls.run(signal, async (step) =>
-      writeStateBlob(await this.blob(lease.election), lease, write, signal, step, (error) =>
-        this.classify(error, 'write state', lease.election, signal),
+      writeStateBlob(await this.blobs.blob(lease.election), lease, write, signal, step, (error) =>
+        this.blobs.classify(error, 'write state', lease.election, signal),
       ),
     );
   }
@@ -305,7 +270,9 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const key = stateKey(options);
     const { signal } = options;
     const map = await this.calls.run(signal, async () =>
-      readStateBlob(await this.blob(election), signal, (error) => this.classify(error, 'read state', election, signal)),
+      readStateBlob(await this.blobs.blob(election), signal, (error) =>
+        this.blobs.classify(error, 'read state', election, signal),
+      ),
     );
     const entry = map?.[key];
     return entry === undefined ? undefined : decodeStateEntry(this.name, election, key, entry);
@@ -317,38 +284,5 @@ export class AzureBlobLeaseStore implements LeaseStore {
    */
   close(): Promise<void> {
     return this.calls.settlePending();
-  }
-
-  // ---- helpers --------------------------------------------------------------------------------
-
-  private async blob(election: string): Promise<BlockBlobClient> {
-    return (await this.containerClient).getBlockBlobClient(this.blobPrefix + election);
-  }
-
-  /** `work` on the side blob of `election` (its handover request), bounded and classified. */
-  private onSideBlob<T>(
-    election: string,
-    operation: AzureOperation,
-    signal: AbortSignal,
-    work: (blob: BlockBlobClient, signal: AbortSignal) => Promise<T>,
-  ): Promise<T> {
-    return this.calls.run(signal, async () => {
-      const blob = (await this.containerClient).getBlockBlobClient(this.blobPrefix + election + SIDE_BLOB_SUFFIX);
-      try {
-        return await work(blob, signal);
-      } catch (error) {
-        throw this.classify(error, operation, election, signal);
-      }
-    });
-  }
-
-  private classify(error: unknown, operation: AzureOperation, election: string, signal: AbortSignal): LeaseStoreError {
-    return classifyAzureError(error, {
-      operation,
-      election,
-      container: this.container,
-      authKind: this.authKind,
-      signal,
-    });
   }
 }

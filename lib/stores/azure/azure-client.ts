@@ -1,7 +1,7 @@
 // Types only: the SDK itself is imported when a store is built (see loadContainerClient), so an app
 // that never builds an AzureBlobLeaseStore does not pay for loading it.
 import type { ContainerClient, newPipeline, StoragePipelineOptions } from '@azure/storage-blob';
-import { FatalLeaseStoreError } from '../lease-store.js';
+import { FatalLeaseStoreError } from '../../shared/errors.js';
 import { azureMessages } from './azure.messages.js';
 import type { AzureAuthKind } from './azure-errors.js';
 

@@ -1,10 +1,10 @@
-import { sharedMessages } from '../../shared/messages.js';
 import {
   FatalLeaseStoreError,
   LeaseLostError,
   type LeaseStoreError,
   TransientLeaseStoreError,
-} from '../lease-store.js';
+} from '../../shared/errors.js';
+import { sharedMessages } from '../../shared/messages.js';
 import { storeMessages } from '../store.messages.js';
 import { type AzureFailure, azureMessages } from './azure.messages.js';
 

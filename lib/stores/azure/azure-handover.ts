@@ -1,7 +1,10 @@
 import type { BlobRequestConditions, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { decodeHandoverRequest } from '../handover-support.js';
-import { type HandoverRequest, spreadRequestYields } from '../lease-store.js';
-import { codeOf, isAlreadyThere, isMissing, statusOf } from './azure-errors.js';
+import { decodeHandoverRequest, encodeHandoverRequest } from '../handover-support.js';
+import type { CallOptions, HandoverRequest } from '../lease-store.js';
+import { SPREAD_REASON, spreadRequestYields } from '../lease-store.spread-rule.js';
+import type { StoreCallKit } from '../store-support.js';
+import type { AzureBlobs } from './azure-blobs.js';
+import { type AzureOperation, codeOf, isAlreadyThere, isMissing, statusOf } from './azure-errors.js';
 import { readAll } from './azure-state.js';
 
 // Handover requests of AzureBlobLeaseStore live in a side blob beside the lease blob,
@@ -10,13 +13,64 @@ import { readAll } from './azure-state.js';
 // election alphabet ([A-Za-z0-9._-]), so no election's lease blob can be named like a side blob.
 // Previous versions never look at it; it costs the leader one GET per renewal (404 while none).
 
-export const SIDE_BLOB_SUFFIX = '~handover';
+const SIDE_BLOB_SUFFIX = '~handover';
+
+/** The store's handover calls on the side blob, each bounded by its signal and its failures classified. */
+export class AzureHandoverRequests {
+  constructor(
+    private readonly store: string,
+    private readonly blobs: AzureBlobs,
+    private readonly calls: Pick<StoreCallKit, 'run'>,
+  ) {}
+
+  /** Async, so a malformed request rejects like any other failure (never throws at the call). */
+  async request(request: HandoverRequest, options: CallOptions): Promise<boolean> {
+    const json = encodeHandoverRequest(this.store, request);
+    return this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) => {
+      const container = await this.blobs.client;
+      if (request.reason === SPREAD_REASON) return putSpreadRequest(container, blob, request, json, signal);
+      await putRequest(container, blob, json, signal);
+      return true;
+    });
+  }
+
+  read(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    return this.onSideBlob(
+      election,
+      'read handover',
+      options.signal,
+      async (blob, signal) => (await getRequest(blob, signal))?.request,
+    );
+  }
+
+  clear(election: string, id: string, options: CallOptions): Promise<void> {
+    return this.onSideBlob(election, 'clear handover', options.signal, (blob, signal) =>
+      deleteRequest(blob, id, signal),
+    );
+  }
+
+  private onSideBlob<T>(
+    election: string,
+    operation: AzureOperation,
+    signal: AbortSignal,
+    work: (blob: BlockBlobClient, signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    return this.calls.run(signal, async () => {
+      const blob = await this.blobs.blob(election, SIDE_BLOB_SUFFIX);
+      try {
+        return await work(blob, signal);
+      } catch (error) {
+        throw this.blobs.classify(error, operation, election, signal);
+      }
+    });
+  }
+}
 
 /**
  * Records `json` as the pending request, replacing any (one Put Blob; the container made if
  * missing), or only the version `conditions` name.
  */
-export async function putRequest(
+async function putRequest(
   container: ContainerClient,
   blob: BlockBlobClient,
   json: string,
@@ -67,7 +121,7 @@ export async function putSpreadRequest(
 }
 
 /** The pending request and the ETag of the version it was read from; undefined when there is none. */
-export async function getRequest(
+async function getRequest(
   blob: BlockBlobClient,
   abortSignal: AbortSignal,
 ): Promise<{ request?: HandoverRequest; etag?: string } | undefined> {
@@ -86,7 +140,7 @@ export async function getRequest(
  * Removes the request whose id is `id`: a read, then a delete conditional on the ETag of the version
  * read, so a newer request recorded in between (412) is kept. Gone already: nothing to do.
  */
-export async function deleteRequest(blob: BlockBlobClient, id: string, abortSignal: AbortSignal): Promise<void> {
+async function deleteRequest(blob: BlockBlobClient, id: string, abortSignal: AbortSignal): Promise<void> {
   const current = await getRequest(blob, abortSignal);
   if (current?.request?.id !== id || current.etag === undefined) return;
   try {

@@ -1,5 +1,6 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
-import { type AcquireResult, FatalLeaseStoreError, type LeaseStore } from '../lease-store.js';
+import { FatalLeaseStoreError } from '../../shared/errors.js';
+import type { AcquireResult, LeaseStore } from '../lease-store.js';
 import { azureMessages } from './azure.messages.js';
 import { codeOf, isAlreadyThere } from './azure-errors.js';
 import { holderOf, metaOf, termOf } from './azure-metadata.js';

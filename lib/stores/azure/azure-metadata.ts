@@ -1,6 +1,7 @@
 import type { BlobGetPropertiesResponse, BlockBlobClient } from '@azure/storage-blob';
+import { LeaseLostError } from '../../shared/errors.js';
 import { decodeLeaseMeta } from '../handover-support.js';
-import { type Lease, LeaseLostError, type LeaseMeta } from '../lease-store.js';
+import type { Lease, LeaseMeta } from '../lease-store.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf, summarize } from './azure-errors.js';
 

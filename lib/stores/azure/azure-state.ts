@@ -1,8 +1,9 @@
 import type { BlockBlobClient } from '@azure/storage-blob';
-import { FatalLeaseStoreError, type Lease, type LeaseStoreError } from '../lease-store.js';
+import { FatalLeaseStoreError, type LeaseStoreError } from '../../shared/errors.js';
+import type { Lease } from '../lease-store.js';
 import { type StateWrite, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
-import { type Step } from '../store-support.js';
+import type { Step } from '../store-support.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf } from './azure-errors.js';
 
 // Leader state of AzureBlobLeaseStore: the leased blob's content, a JSON object

@@ -3,6 +3,7 @@
 import { Etcd3, type IOptions } from 'etcd3';
 import { storeMessages as messages } from '../store.messages.js';
 import type { StoreCallKit } from '../store-support.js';
+import { revokeLease } from './etcd-leases.js';
 
 const STORE = 'EtcdLeaseStore';
 
@@ -89,12 +90,14 @@ export class EtcdClient {
   private readonly userClient?: Etcd3;
   private readonly connection?: IOptions;
   private client?: Etcd3;
+  private readonly callTimeoutMs: number;
 
   constructor(
     /** Throws once the store is closed: nothing reopens a client then. */
     private readonly calls: Pick<StoreCallKit, 'assertOpen'>,
     options: EtcdLeaseStoreOptions,
   ) {
+    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.userClient = options.client;
     if (!options.client) {
       this.connection = etcdClientOptions(options.connection as string | string[] | IOptions);
@@ -105,6 +108,16 @@ export class EtcdClient {
     this.calls.assertOpen();
     this.client ??= this.userClient ?? new Etcd3(this.connection);
     return this.client;
+  }
+
+  /** A deadline for one gRPC call, so nothing we abandon lingers on the channel for long. */
+  deadline(): { deadline: Date } {
+    return { deadline: new Date(Date.now() + this.callTimeoutMs) };
+  }
+
+  /** Revokes an etcd lease (the keys attached to it go with it); one already gone is fine. */
+  revoke(leaseId: string): Promise<void> {
+    return revokeLease(this.getClient(), leaseId, this.deadline());
   }
 
   /** Only our own client: a client the user passed in stays theirs. */

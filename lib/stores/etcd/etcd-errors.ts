@@ -6,7 +6,7 @@ import {
   EtcdUserNotFoundError,
   GRPCUnauthenticatedError,
 } from 'etcd3';
-import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../../shared/errors.js';
 import { storeMessages } from '../store.messages.js';
 import { etcdMessages } from './etcd.messages.js';
 

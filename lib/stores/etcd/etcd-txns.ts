@@ -1,15 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ComparatorBuilder, Etcd3, IKeyValue, IRequestOp, IResponseOp } from 'etcd3';
-import { decodeHandoverRequest, decodeLeaseMeta } from '../handover-support.js';
-import {
-  type AcquireResult,
-  type HandoverRequest,
-  type Lease,
-  type LeaseInfo,
-  type LeaseMeta,
-  spreadRequestYields,
-} from '../lease-store.js';
-import type { Step } from '../store-support.js';
+import { decodeLeaseMeta } from '../handover-support.js';
+import type { AcquireResult, Lease, LeaseInfo, LeaseMeta } from '../lease-store.js';
 import { remainingTtl } from './etcd-leases.js';
 
 /**
@@ -50,6 +42,9 @@ export class EtcdKeys {
     return /^([^/]+)\/(term|handover)$/.exec(key.slice(this.prefix.length))?.[1];
   }
 }
+
+/** etcd lease ids are 64-bit integers; etcd3 passes them as decimal strings. */
+export const ETCD_LEASE_ID = /^[1-9][0-9]{0,19}$/;
 
 /** An etcd lease id we choose (not etcd): an acquire whose reply was lost can then still be revoked. */
 export function newEtcdLeaseId(): string {
@@ -178,35 +173,6 @@ export function releaseToTxn(
 export function putMetaTxn(etcd: Etcd3, keys: EtcdKeys, lease: Lease, kv: IKeyValue, meta: string): ComparatorBuilder {
   const value = JSON.stringify({ ...parse(kv), meta: JSON.parse(meta) });
   return ifOurs(etcd, keys, lease).then(etcd.put(keys.lease(lease.election)).value(value).lease(lease.leaseId));
-}
-
-/**
- * A spread request under the slot rule ({@link spreadRequestYields}): read the pending request,
- * then put only if the key is still the version read (its mod revision; 0 while absent). A write
- * landing in between fails the compare, and the rule is judged again on what it wrote.
- * → true written, false refused.
- */
-export async function putSpreadRequest(
-  etcd: Etcd3,
-  key: string,
-  request: HandoverRequest,
-  json: string,
-  options: () => { deadline: Date },
-  step: Step,
-): Promise<boolean> {
-  for (;;) {
-    const kv = (await etcd.get(key).options(options()).exec()).kvs[0];
-    if (spreadRequestYields(kv ? decodeHandoverRequest(kv.value.toString()) : undefined, request)) return false;
-    step();
-    const put = etcd.put(key).value(json);
-    const txn = await etcd
-      .if(key, 'Mod', '==', kv ? kv.mod_revision : 0)
-      .then(put)
-      .options(options())
-      .commit();
-    if (txn.succeeded) return true;
-    step();
-  }
 }
 
 /** The meta a lease key holds, as the JSON the encoder would write (to skip a write that changes nothing). */

@@ -1,45 +1,37 @@
-// A static import is fine here: this file is reachable only through the `/etcd` subpath, whose
-// users have installed the optional peer `etcd3`.
-import type { Etcd3 } from 'etcd3';
 import { throwIfAborted } from '../../shared/abort.js';
-import {
-  decodeHandoverRequest,
-  encodeHandoverRequest,
-  encodeLeaseMeta,
-  releaseReservation,
-} from '../handover-support.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreLimits,
-  type LeaseWatch,
-  type ReleaseOptions,
-  type RenewOptions,
-  SPREAD_REASON,
-  type StateCallOptions,
+import { LeaseLostError } from '../../shared/errors.js';
+import { encodeLeaseMeta, releaseReservation } from '../handover-support.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseStoreLimits,
+  LeaseWatch,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
 } from '../lease-store.js';
-import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages } from '../store.messages.js';
 import { checkKeyPrefix, type Step, StoreCallKit } from '../store-support.js';
 import { etcdMessages } from './etcd.messages.js';
 import { EtcdClient, type EtcdLeaseStoreOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
-import { keepAliveOnce, revokeLease } from './etcd-leases.js';
+import { EtcdHandoverRequests } from './etcd-handover.js';
+import { keepAliveOnce } from './etcd-leases.js';
+import { EtcdLeaderState } from './etcd-state.js';
 import {
   bindingReservation,
+  ETCD_LEASE_ID,
   EtcdKeys,
   heldInfo,
   lastTerm,
   newEtcdLeaseId,
   putMetaTxn,
-  putSpreadRequest,
   readSnapshot,
   refusal,
   releaseToTxn,
@@ -55,8 +47,6 @@ export type { EtcdLeaseStoreOptions } from './etcd-client.js';
 
 const STORE = 'EtcdLeaseStore';
 const DEFAULT_PREFIX = 'leader-election/';
-/** etcd lease ids are 64-bit integers; etcd3 passes them as decimal strings. */
-const LEASE_ID = /^[1-9][0-9]{0,19}$/;
 
 /**
  * Leases as etcd leases: the election key is created only if absent (a transaction comparing its
@@ -67,15 +57,14 @@ const LEASE_ID = /^[1-9][0-9]{0,19}$/;
  * {@link watch} watches the key, so followers contend the moment it is deleted: released, or
  * expired after a crash.
  *
- * Leader state is written by a transaction comparing the lease key's etcd lease and create revision
- * (the term) with ours: the key exists only while its lease lives, so it fails once we lost it.
+ * Leader state is written by a transaction conditional on our lease (etcd-state.ts).
  *
  * Handover: the holder's meta lives in the lease value (written by the acquire transaction, and by a
  * transaction conditional on our lease when a renew's meta changed). A release to a named identity
  * is one transaction that deletes our key and puts a reservation key attached to a fresh etcd lease
  * whose TTL is `reserveMs` rounded UP to whole seconds (and at least etcd's minimum TTL, 2 s by
  * default); acquire refuses anyone else while that key lives, and its own transaction deletes it.
- * A handover request is one plain key, cleared by a transaction comparing its revision.
+ * A handover request is one plain key (etcd-handover.ts).
  *
  * etcd counts TTLs in whole seconds: lease durations are whole seconds from 2 s. The TTL is fixed
  * when the lease is granted; a renewal asking for a longer duration reports the lease lost.
@@ -90,9 +79,10 @@ export class EtcdLeaseStore implements LeaseStore {
   };
 
   private readonly keys: EtcdKeys;
-  private readonly callTimeoutMs: number;
   private readonly etcd: EtcdClient;
   private readonly watches: EtcdDeleteWatches;
+  private readonly requests: EtcdHandoverRequests;
+  private readonly state: EtcdLeaderState;
   private warmedUp = false;
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
@@ -110,50 +100,51 @@ export class EtcdLeaseStore implements LeaseStore {
     }
     const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
     this.keys = new EtcdKeys(prefix);
-    this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.etcd = new EtcdClient(this.calls, options);
     this.watches = new EtcdDeleteWatches(
-      () => this.getClient(),
+      () => this.etcd.getClient(),
       () => this.warmUp(),
-      this.callTimeoutMs,
+      options.callTimeoutMs ?? 10_000,
     );
+    this.requests = new EtcdHandoverRequests(STORE, this.etcd, this.keys, this.calls);
+    this.state = new EtcdLeaderState(this, this.etcd, this.keys, this.calls);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
     const { election, identity, leaseDurationMs } = request;
     const meta = encodeLeaseMeta(STORE, request.meta);
     const attempt = async (leaseId: string, step: Step): Promise<AcquireResult> => {
-      const etcd = this.getClient();
+      const etcd = this.etcd.getClient();
       // Polling followers mostly find the key held: one read answers that without granting a lease.
       // Just after the watch saw the key deleted it is most likely free: skip the read (one round
       // trip less on a handover); if another got there first, the transaction says so.
       let seen: Snapshot | undefined;
       if (!this.seenDeleted.delete(election)) {
-        seen = await readSnapshot(etcd, this.keys, election, this.callOptions());
-        const refused = await refusal(etcd, seen, identity, this.callOptions());
+        seen = await readSnapshot(etcd, this.keys, election, this.etcd.deadline());
+        const refused = await refusal(etcd, seen, identity, this.etcd.deadline());
         if (refused) return refused;
         step();
       }
-      await etcd.leaseClient.leaseGrant({ TTL: Math.ceil(leaseDurationMs / 1000), ID: leaseId }, this.callOptions());
+      await etcd.leaseClient.leaseGrant({ TTL: Math.ceil(leaseDurationMs / 1000), ID: leaseId }, this.etcd.deadline());
       step();
       // A second round only when the first found a reservation the skipped read did not see, that
       // turned out ours or void: the transaction then expects exactly that reservation key.
       for (let round = 1; ; round++) {
         const reservedMod = seen?.reserved?.mod_revision ?? '0';
         const txn = await takeTxn(etcd, this.keys, election, { identity, leaseId, meta, reservedMod })
-          .options(this.callOptions())
+          .options(this.etcd.deadline())
           .commit();
         if (txn.succeeded) {
           // The ended reservation's etcd lease guards nothing now.
           const reservation = seen?.reserved?.lease;
-          if (reservation && reservation !== '0') this.calls.track(this.revoke(reservation));
+          if (reservation && reservation !== '0') this.calls.track(this.etcd.revoke(reservation));
           return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(txn.header.revision) } };
         }
         seen = snapshotOf(txn.responses);
-        const refused = await refusal(etcd, seen, identity, this.callOptions());
+        const refused = await refusal(etcd, seen, identity, this.etcd.deadline());
         if (refused || round === 2) {
           // Someone took the key, or reserved it, since our read: our lease guards nothing.
-          this.calls.track(this.revoke(leaseId));
+          this.calls.track(this.etcd.revoke(leaseId));
           return refused ?? { acquired: false, term: lastTerm(seen) };
         }
         step();
@@ -162,7 +153,7 @@ export class EtcdLeaseStore implements LeaseStore {
     // The key lives only as long as the etcd lease: revoking the attempt's lease undoes it.
     return this.calls.acquire(request, {
       attempt,
-      releaseAttempt: (leaseId, signal) => this.calls.run(signal, () => this.revoke(leaseId)),
+      releaseAttempt: (leaseId, signal) => this.calls.run(signal, () => this.etcd.revoke(leaseId)),
     });
   }
 
@@ -170,15 +161,15 @@ export class EtcdLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(STORE, options.meta);
     throwIfAborted(options.signal);
     // Not an etcd lease id at all: certainly not a lease we were granted.
-    if (!LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(storeMessages.leaseLost(lease.election));
+    if (!ETCD_LEASE_ID.test(lease.leaseId)) throw new LeaseLostError(storeMessages.leaseLost(lease.election));
     const key = this.keys.lease(lease.election);
     const renewed = await this.calls.run(options.signal, async (step) => {
-      const etcd = this.getClient();
+      const etcd = this.etcd.getClient();
       // Both in parallel: the keep-alive extends the TTL if the lease lives; the read proves the
       // key is still attached to it (a lease outliving its key guards nothing).
       const [ttl, current] = await Promise.all([
-        keepAliveOnce(etcd, lease.leaseId, options.signal, this.callOptions()),
-        etcd.get(key).options(this.callOptions()).exec(),
+        keepAliveOnce(etcd, lease.leaseId, options.signal, this.etcd.deadline()),
+        etcd.get(key).options(this.etcd.deadline()).exec(),
       ]);
       const kv = current.kvs[0];
       // etcd fixes the TTL when the lease is granted. Asked for more than that, the lease would end
@@ -188,10 +179,10 @@ export class EtcdLeaseStore implements LeaseStore {
       // A write (a raft round and a disk sync) only when the meta changed, conditional on our lease.
       if (!ours || !kv || meta === undefined || storedMetaJson(kv) === meta) return ours;
       step();
-      return (await putMetaTxn(etcd, this.keys, lease, kv, meta).options(this.callOptions()).commit()).succeeded;
+      return (await putMetaTxn(etcd, this.keys, lease, kv, meta).options(this.etcd.deadline()).commit()).succeeded;
     });
     if (!renewed) {
-      this.calls.track(this.revoke(lease.leaseId));
+      this.calls.track(this.etcd.revoke(lease.leaseId));
       throw new LeaseLostError(storeMessages.leaseLost(lease.election));
     }
   }
@@ -199,20 +190,20 @@ export class EtcdLeaseStore implements LeaseStore {
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
     const reservation = releaseReservation(options, this.limits);
     throwIfAborted(options.signal);
-    if (!LEASE_ID.test(lease.leaseId)) return;
+    if (!ETCD_LEASE_ID.test(lease.leaseId)) return;
     // One write: revoking our etcd lease deletes the key only if it is still attached to it (ours:
     // lease ids are random per acquire), and etcd tells the watchers at once. A conditional delete
     // first would put a second write, and its disk sync, before the next holder's own writes —
     // except for a directed handover, whose reservation must be written in the same transaction.
     await this.calls.run(options.signal, async (step) => {
       if (reservation) await this.releaseTo(lease, reservation, step);
-      await this.revoke(lease.leaseId);
+      await this.etcd.revoke(lease.leaseId);
     });
   }
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
     const seen = await this.calls.run(options.signal, () =>
-      readSnapshot(this.getClient(), this.keys, election, this.callOptions()),
+      readSnapshot(this.etcd.getClient(), this.keys, election, this.etcd.deadline()),
     );
     if (seen.lease) return heldInfo(seen.lease);
     const term = lastTerm(seen);
@@ -222,74 +213,33 @@ export class EtcdLeaseStore implements LeaseStore {
 
   readonly conditionalSpreadRequests = true;
 
-  async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
-    const json = encodeHandoverRequest(STORE, request);
-    const key = this.keys.handover(request.election);
-    return this.calls.run(options.signal, async (step) => {
-      if (request.reason === SPREAD_REASON) {
-        return putSpreadRequest(this.getClient(), key, request, json, () => this.callOptions(), step);
-      }
-      await this.getClient().put(key).value(json).options(this.callOptions()).exec();
-      return true;
-    });
+  requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
+    return this.requests.request(request, options);
   }
 
-  async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
-    const kv = await this.calls.run(options.signal, async () => {
-      const etcd = this.getClient();
-      return (await etcd.get(this.keys.handover(election)).options(this.callOptions()).exec()).kvs[0];
-    });
-    return kv ? decodeHandoverRequest(kv.value.toString()) : undefined;
+  readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    return this.requests.read(election, options);
   }
 
-  async clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
-    const key = this.keys.handover(election);
-    await this.calls.run(options.signal, async (step) => {
-      const etcd = this.getClient();
-      const kv = (await etcd.get(key).options(this.callOptions()).exec()).kvs[0];
-      if (!kv || decodeHandoverRequest(kv.value.toString())?.id !== id) return;
-      step();
-      // Only the version we read: a newer request written meanwhile is kept.
-      await etcd
-        .if(key, 'Mod', '==', kv.mod_revision)
-        .then(etcd.delete().key(key))
-        .options(this.callOptions())
-        .commit();
-    });
+  clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
+    return this.requests.clear(election, id, options);
   }
 
   /** One range over the prefix, keys only (state values are never sent). */
   async listElections(options: CallOptions): Promise<string[]> {
     const keys = await this.calls.run(options.signal, async () =>
-      this.getClient().getAll().prefix(this.keys.prefix).options(this.callOptions()).keys(),
+      this.etcd.getClient().getAll().prefix(this.keys.prefix).options(this.etcd.deadline()).keys(),
     );
     const names = new Set(keys.flatMap((key) => this.keys.electionOf(key) ?? []));
     return [...names].sort();
   }
 
-  async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
-    const { key, entry } = prepareStateWrite(this, lease, value, options);
-    if (!LEASE_ID.test(lease.leaseId)) throw stateLostError(lease);
-    const leaseKey = this.keys.lease(lease.election);
-    const txn = await this.calls.run(options.signal, async () => {
-      const etcd = this.getClient();
-      return etcd
-        .if(leaseKey, 'Lease', '==', lease.leaseId)
-        .and(leaseKey, 'Create', '==', lease.term)
-        .then(etcd.put(this.keys.state(lease.election, key)).value(entry))
-        .options(this.callOptions())
-        .commit();
-    });
-    if (!txn.succeeded) throw stateLostError(lease);
+  writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    return this.state.write(lease, value, options);
   }
 
-  async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
-    const key = stateKey(options);
-    const kv = await this.calls.run(options.signal, async () => {
-      const etcd = this.getClient();
-      return (await etcd.get(this.keys.state(election, key)).options(this.callOptions()).exec()).kvs[0];
-    });
-    return kv ? decodeStateEntry(STORE, election, key, kv.value.toString()) : undefined;
+  readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    return this.state.read(election, options);
   }
 
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
@@ -308,18 +258,21 @@ export class EtcdLeaseStore implements LeaseStore {
 
   /** Frees our key and reserves the election for `to`, in one transaction conditional on our lease. */
   private async releaseTo(lease: Lease, reservation: { to: string; ms: number }, step: Step): Promise<void> {
-    const etcd = this.getClient();
+    const etcd = this.etcd.getClient();
     const reservationId = newEtcdLeaseId();
     // Whole seconds, rounded up: a reservation never ends before reserveMs.
-    await etcd.leaseClient.leaseGrant({ TTL: Math.ceil(reservation.ms / 1000), ID: reservationId }, this.callOptions());
+    await etcd.leaseClient.leaseGrant(
+      { TTL: Math.ceil(reservation.ms / 1000), ID: reservationId },
+      this.etcd.deadline(),
+    );
     let reserved = false;
     try {
       step();
       const txn = releaseToTxn(etcd, this.keys, lease, reservation.to, reservationId);
-      reserved = (await txn.options(this.callOptions()).commit()).succeeded;
+      reserved = (await txn.options(this.etcd.deadline()).commit()).succeeded;
     } finally {
       // Not ours any more (or the outcome is unknown): nothing, or nothing needed, hangs on it.
-      if (!reserved) this.calls.track(this.revoke(reservationId));
+      if (!reserved) this.calls.track(this.etcd.revoke(reservationId));
     }
   }
 
@@ -332,21 +285,8 @@ export class EtcdLeaseStore implements LeaseStore {
     this.warmedUp = true;
     this.calls.track(
       Promise.resolve()
-        .then(() => warmCodecs(this.getClient()))
+        .then(() => warmCodecs(this.etcd.getClient()))
         .catch(() => undefined),
     );
-  }
-
-  /** A deadline for one gRPC call, so nothing we abandon lingers on the channel for long. */
-  private callOptions(): { deadline: Date } {
-    return { deadline: new Date(Date.now() + this.callTimeoutMs) };
-  }
-
-  private revoke(leaseId: string): Promise<void> {
-    return revokeLease(this.getClient(), leaseId, this.callOptions());
-  }
-
-  private getClient(): Etcd3 {
-    return this.etcd.getClient();
   }
 }

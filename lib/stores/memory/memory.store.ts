@@ -1,4 +1,5 @@
 import { type ClockSource, systemClock } from '../../shared/clock.js';
+import { LeaseLostError, toLeaseStoreError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   decodeLeaseMeta,
@@ -6,25 +7,23 @@ import {
   encodeLeaseMeta,
   releaseReservation,
 } from '../handover-support.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseMeta,
-  type LeaseStore,
-  type LeaseStoreLimits,
-  type LeaseWatch,
-  type ReleaseOptions,
-  type RenewOptions,
-  type StateCallOptions,
-  spreadRequestYields,
-  toLeaseStoreError,
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseMeta,
+  LeaseStore,
+  LeaseStoreLimits,
+  LeaseWatch,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
 } from '../lease-store.js';
+import { spreadRequestYields } from '../lease-store.spread-rule.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { StoreCallKit, WatchFanOut } from '../store-support.js';

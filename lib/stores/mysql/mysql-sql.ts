@@ -1,7 +1,7 @@
 // The SQL of MySqlLeaseStore, in one place, for MySQL 8 and MariaDB 10.5+ alike (no syntax only one of
 // them has: no ADD COLUMN IF NOT EXISTS, no `AS new` row alias, no CAST … AS JSON). The server's
 // UTC clock (`UTC_TIMESTAMP(3)`, constant within a statement) is the only time source.
-import { SPREAD_REASON } from '../lease-store.js';
+import { SPREAD_REASON } from '../lease-store.spread-rule.js';
 
 export const DEFAULT_TABLE = 'leader_election_leases';
 

@@ -1,27 +1,26 @@
 import type { PoolOptions, RowDataPacket } from 'mysql2/promise';
+import { FatalLeaseStoreError, LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
   encodeLeaseMeta,
   releaseReservation,
 } from '../handover-support.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  FatalLeaseStoreError,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreLimits,
-  type ReleaseOptions,
-  type RenewOptions,
-  SPREAD_REASON,
-  type StateCallOptions,
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseStoreLimits,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
 } from '../lease-store.js';
+import { SPREAD_REASON } from '../lease-store.spread-rule.js';
 import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
 import {
   decodeStateEntry,

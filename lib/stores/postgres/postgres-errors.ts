@@ -1,4 +1,4 @@
-import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../lease-store.js';
+import { FatalLeaseStoreError, type LeaseStoreError, TransientLeaseStoreError } from '../../shared/errors.js';
 import { storeMessages } from '../store.messages.js';
 import { errorCode } from '../store-support.js';
 import { postgresMessages } from './postgres.messages.js';

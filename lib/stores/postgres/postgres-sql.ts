@@ -1,6 +1,6 @@
 // The SQL of PostgresLeaseStore, in one place. The server's clock (`clock_timestamp()`) is the only
 // time source: expiry is never judged by a client's clock.
-import { SPREAD_REASON } from '../lease-store.js';
+import { SPREAD_REASON } from '../lease-store.spread-rule.js';
 
 export const DEFAULT_TABLE = 'leader_election_leases';
 export const DEFAULT_SCHEMA = 'public';

@@ -1,27 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolConfig, QueryResultRow } from 'pg';
+import { FatalLeaseStoreError, LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
   encodeLeaseMeta,
   releaseReservation,
 } from '../handover-support.js';
-import {
-  type AcquireRequest,
-  type AcquireResult,
-  type CallOptions,
-  FatalLeaseStoreError,
-  type HandoverRequest,
-  type LeaderStateEntry,
-  type Lease,
-  type LeaseInfo,
-  LeaseLostError,
-  type LeaseStore,
-  type LeaseStoreLimits,
-  type LeaseWatch,
-  type ReleaseOptions,
-  type RenewOptions,
-  type StateCallOptions,
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseStore,
+  LeaseStoreLimits,
+  LeaseWatch,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
 } from '../lease-store.js';
 import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
 import {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodeLeaseMeta } from '../handover-support.js';
-import { type LeaseMeta, SPREAD_REASON } from '../lease-store.js';
+import type { LeaseMeta } from '../lease-store.js';
+import { SPREAD_REASON } from '../lease-store.spread-rule.js';
 
 export interface Script {
   lua: string;

@@ -1,6 +1,7 @@
 // A static import is fine here: this file is reachable only through the `/redis` subpath, whose
 // users have installed the optional peer `ioredis`.
 import type { Redis } from 'ioredis';
+import { LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -22,7 +23,7 @@ import type {
   RenewOptions,
   StateCallOptions,
 } from '../lease-store.js';
-import { LeaseLostError, SPREAD_REASON } from '../lease-store.js';
+import { SPREAD_REASON } from '../lease-store.spread-rule.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { checkKeyPrefix, StoreCallKit, serverClockLimits } from '../store-support.js';

@@ -1,0 +1,29 @@
+import { FatalLeaseStoreError } from '../shared/errors.js';
+import type { LeaseStore } from './lease-store.js';
+import { storeMessages as messages } from './store.messages.js';
+
+// The optional parts of the contract: the elector asks a store what it offers through these guards.
+
+/** A store that declares the handover capability (the three request methods). */
+export type HandoverCapableStore = LeaseStore &
+  Required<Pick<LeaseStore, 'requestHandover' | 'readHandover' | 'clearHandover'>>;
+
+export function supportsHandover(store: LeaseStore): store is HandoverCapableStore {
+  return (
+    typeof store.requestHandover === 'function' &&
+    typeof store.readHandover === 'function' &&
+    typeof store.clearHandover === 'function'
+  );
+}
+
+/** A store that declares the leader-state capability (both methods). */
+export type StateCapableStore = LeaseStore & Required<Pick<LeaseStore, 'writeState' | 'readState'>>;
+
+export function supportsState(store: LeaseStore): store is StateCapableStore {
+  return typeof store.writeState === 'function' && typeof store.readState === 'function';
+}
+
+/** What the elector rejects with when its store lacks the capability. */
+export function stateUnsupportedError(store: Pick<LeaseStore, 'name'>): FatalLeaseStoreError {
+  return new FatalLeaseStoreError(messages.state.unsupported(store.name));
+}
