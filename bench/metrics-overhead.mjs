@@ -109,7 +109,7 @@ async function measure(mode) {
   const lib = await import('../lib/index.js');
   const { ElectionMetrics } = await import('../lib/metrics/election.metrics.js');
   const { instrumentLeaseStore } = await import('../lib/metrics/instrumented.store.js');
-  const { resolveMeter } = await import('../lib/metrics/otel-api.js');
+  const { resolveMetrics } = await import('../lib/metrics/otel-api.js');
 
   class Target {
     total = 0;
@@ -181,7 +181,7 @@ async function measure(mode) {
    */
   const result = {
     mode,
-    metricsActive: (await resolveMeter()) !== undefined,
+    metricsActive: (await resolveMetrics()).meter !== undefined,
     plain: batches((x) => leaderTarget.plain(x)),
     leader: batches((x) => leaderTarget.guarded(x)),
     follower: batches((x) => followerTarget.guarded(x)),
@@ -192,7 +192,7 @@ async function measure(mode) {
   const renewStore = new lib.InMemoryLeaseStore();
   /** @type {StoreCallSink} */
   const sink2 = {};
-  const meter = await resolveMeter();
+  const { meter } = await resolveMetrics();
   if (meter)
     sink2.recorder = new ElectionMetrics(
       meter,

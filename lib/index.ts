@@ -45,8 +45,7 @@ export {
 export { InjectLeaderElectionOptions } from './nest/leader-election-options.decorator.js';
 export { NotLeaderException, type NotLeaderResponseBody } from './nest/leader-only.exception.js';
 export { LeaderOnlyGuard } from './nest/leader-only.guard.js';
-// Public `Clock`: `wallNow` optional (0.1.0 clocks have none); the elector fills it with Date.now().
-export type { ClockSource as Clock } from './shared/clock.js';
+export type { Clock } from './shared/clock.js';
 // The errors an app catches: a fenced write refused (writeState), nobody to hand over from.
 export { LeaseLostError, NoLeaderError } from './shared/errors.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';

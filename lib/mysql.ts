@@ -1,7 +1,6 @@
 // nestjs-leader-election/mysql: the MySQL / MariaDB lease store. Its driver `mysql2` is an optional peer
 // dependency: only importing this subpath loads it, the root entry never does.
 export {
-  MYSQL_LEASE_TABLE_SQL,
   MySqlLeaseStore,
   type MySqlLeaseStoreOptions,
   mysqlHandoverMigrationSql,

@@ -1,7 +1,6 @@
 // nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` is an optional peer
 // dependency: only importing this subpath loads it, the root entry never does.
 export {
-  POSTGRES_LEASE_TABLE_SQL,
   PostgresLeaseStore,
   type PostgresLeaseStoreOptions,
   postgresHandoverMigrationSql,

@@ -26,6 +26,8 @@ export const electionMessages = {
     `activeFollowers: no standbyPollMs fits ${store}: a directed handover reserves the freed lease for a standby heir for standbyPollMs × 1.15 + the call timeout (renewDeadlineMs − renewIntervalMs = ${callTimeoutMs} ms), at most ${store}'s longest lease (${maxLeaseMs} ms), and standbyPollMs may not be below retryIntervalMs (${retryIntervalMs}): shorten retryIntervalMs or renewDeadlineMs − renewIntervalMs`,
   optionRange: (option: string, value: unknown, allowed: string) =>
     `${option} must be ${allowed} (got ${String(value)})`,
+  clockWithoutWallNow:
+    'clock must have wallNow() (wall-clock epoch ms) besides now() and its timers: the elector bounds a term by both clocks; for a clock written for 0.1.0, add wallNow: () => Date.now()',
   standbyPollWithoutActive:
     'standbyPollMs needs activeFollowers: without it every follower polls every retryIntervalMs',
   invalidElection: (value: unknown) =>

@@ -1,3 +1,4 @@
+import type { Clock } from '../shared/clock.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
@@ -60,6 +61,7 @@ export function resolveElectorOptions(
     handoverHoldMs?: number;
     activeFollowers?: number;
     standbyPollMs?: number;
+    clock?: Partial<Clock>;
   } & Partial<ElectorTimings>,
 ): {
   election: string;
@@ -76,6 +78,10 @@ export function resolveElectorOptions(
     throw new TypeError(messages.invalidElection(election));
   }
   checkIdentityOptions(identity, advertise);
+  // A clock written for 0.1.0 has no wall clock: refused here, not a TypeError at the first term.
+  if (options.clock !== undefined && typeof options.clock?.wallNow !== 'function') {
+    throw new TypeError(messages.clockWithoutWallNow);
+  }
   if (!Number.isInteger(handoverHoldMs) || handoverHoldMs < 0 || handoverHoldMs > 86_400_000) {
     throw new RangeError(
       messages.optionRange('handoverHoldMs', handoverHoldMs, 'whole milliseconds from 0 to 86400000'),

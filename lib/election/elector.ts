@@ -53,7 +53,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Observable, Subject } from 'rxjs';
-import { type Clock, systemClock, withWallClock } from '../shared/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { supportsHandover, supportsState } from '../stores/lease-store.capabilities.js';
 import type { HandoverRequest, LeaderStateEntry, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
@@ -119,8 +119,7 @@ export class Elector {
     this.identity = resolved.identity ?? defaultIdentity();
     this.timings = resolved.timings;
     this.advertise = options.advertise;
-    // A clock written for 0.1.0 has no wallNow: Date.now() stands in (see ClockSource).
-    this.clock = withWallClock(options.clock ?? systemClock);
+    this.clock = options.clock ?? systemClock;
     const logger = options.logger ?? defaultLogger;
     const events = new Subject<LeadershipEvent>();
     this.events$ = events.asObservable();

@@ -1,4 +1,4 @@
-import type { ClockSource } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { HandoverRequest, LeaseStore } from '../stores/lease-store.js';
 import type { ElectorTimings } from './elector-options.js';
 
@@ -15,8 +15,8 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
   election: string;
   /** Unique per process; default `hostname-pid-<4 hex chars>`. */
   identity?: string;
-  /** Default: performance.now / Date.now and Node's timers. Without `wallNow`, `Date.now()` is the wall clock. */
-  clock?: ClockSource;
+  /** Default: performance.now / Date.now and Node's timers. A custom clock has both clocks (`now`, `wallNow`). */
+  clock?: Clock;
   logger?: ElectorLogger;
   /**
    * Where to reach this replica (for example its internal URL), stored with the lease while it

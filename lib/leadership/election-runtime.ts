@@ -4,7 +4,7 @@ import type { ElectorHealth, LeadershipEvent } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import type { ElectorTimings } from '../election/elector-options.js';
 import type { Meter } from '../metrics/otel-api.js';
-import { type ClockSource, systemClock } from '../shared/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import type { HandoverRequest, LeaderStateEntry, LeaseMeta } from '../stores/lease-store.js';
 import type { ElectionHandle, LeaderElectionStatus, LeadershipTerm } from './election.handle.js';
 import type { LeaderElector } from './leader-elector.interface.js';
@@ -26,7 +26,7 @@ export interface RuntimeContext {
    * Times drains, stuck work and how long a lease was held without acting (a test's, e.g. the
    * simulation's fake clock). Default: the system clock, with a plain timer for the drain.
    */
-  clock?: ClockSource;
+  clock?: Clock;
 }
 
 /**
@@ -50,7 +50,7 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
   private readonly stepDown: StepDownState;
   private readonly drains: WorkDrain;
   private readonly resignation: StuckResignation;
-  private readonly clock: ClockSource;
+  private readonly clock: Clock;
   private stopping?: Promise<void>;
 
   constructor(

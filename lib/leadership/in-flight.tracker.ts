@@ -1,4 +1,4 @@
-import type { ClockSource, ClockTimer } from '../shared/clock.js';
+import type { Clock, ClockTimer } from '../shared/clock.js';
 
 /**
  * Counts leader-only work that is running, so shutdown can wait for it before releasing the
@@ -82,7 +82,7 @@ export class InFlightTracker {
 /** How {@link InFlightTracker.whenIdle} may end early, and on which clock it waits. */
 export interface IdleWait {
   signal?: AbortSignal;
-  clock?: ClockSource;
+  clock?: Clock;
 }
 
 const NO_ARGS: readonly unknown[] = Object.freeze([]);

@@ -1,7 +1,7 @@
 import { ElectionMetrics, type ObservedElection } from '../metrics/election.metrics.js';
 import type { StoreCallSink } from '../metrics/instrumented.store.js';
 import type { Meter } from '../metrics/otel-api.js';
-import { type ClockSource, systemClock } from '../shared/clock.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { InFlightTracker } from './in-flight.tracker.js';
 import { onSettled } from './settled.js';
 import { type StuckAfter, type StuckWork, StuckWorkDetector } from './stuck-work.detector.js';
@@ -29,7 +29,7 @@ export class LeaderWork {
   constructor(
     private readonly stuckAfterMs: number | undefined,
     private readonly onStuck: (work: StuckWork) => void,
-    private readonly clock: ClockSource,
+    private readonly clock: Clock,
   ) {
     if (stuckAfterMs !== undefined) this.stuckWork = this.newStuckWorkDetector();
   }

@@ -1,4 +1,4 @@
-import { type ClockSource, type ClockTimer, systemClock } from '../shared/clock.js';
+import { type Clock, type ClockTimer, systemClock } from '../shared/clock.js';
 import { onSettled } from './settled.js';
 
 /**
@@ -50,7 +50,7 @@ export class StuckWorkDetector {
     private readonly defaultStuckAfterMs: number | undefined,
     private readonly onStuck: (work: StuckWork) => void,
     /** A test's clock (the simulation's); the system clock's timers are unref'd. */
-    private readonly clock: ClockSource = systemClock,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Records `handler`'s own threshold (undefined: the module's); a watched handler is listed at once. */

@@ -1,4 +1,4 @@
-import type { ClockSource } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
 import type { StepDownState } from './step-down.state.js';
@@ -27,7 +27,7 @@ export class StuckResignation {
     private readonly enabled: boolean,
     private readonly election: ResigningElection,
     private readonly stepDown: StepDownState,
-    private readonly clock: ClockSource,
+    private readonly clock: Clock,
     private readonly logger: { warn(message: string): void; error(message: string): void },
   ) {}
 

@@ -1,4 +1,4 @@
-import type { ClockSource } from '../shared/clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { IdleWait } from './in-flight.tracker.js';
 import type { LeaderWork } from './leader-work.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
@@ -21,7 +21,7 @@ export class WorkDrain {
     private readonly shutdownTimeoutMs: number,
     private readonly logger: DrainLogger,
     /** A test's clock (the simulation's); without it, plain timers. */
-    private readonly clock?: ClockSource,
+    private readonly clock?: Clock,
   ) {}
 
   /** Running leader-only calls. */

@@ -74,9 +74,4 @@ export async function resolveMetrics(): Promise<{ meter: Meter | undefined; wiri
   return { meter, wiring: 'recording' };
 }
 
-/** {@link resolveMetrics}' meter alone. */
-export async function resolveMeter(): Promise<Meter | undefined> {
-  return (await resolveMetrics()).meter;
-}
-
 export const METER_NAME = 'nestjs-leader-election';

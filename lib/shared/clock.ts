@@ -1,28 +1,19 @@
 import { sharedMessages } from './messages.js';
 
 /**
- * A time source as users may pass it (`new Elector({ clock })`, `new InMemoryLeaseStore({ clock })`;
- * exported publicly as `Clock`). Two clocks, because each fails differently: the monotonic one
- * (`now`, performance.now) never steps with NTP or DST but stops while the machine is suspended;
- * the wall clock (`wallNow`, Date.now) keeps counting across a suspend but may step either way.
- * Timers go through the clock too, so tests can drive (and misfire) them.
+ * A time source as users may pass it (`new Elector({ clock })`, `new InMemoryLeaseStore({ clock })`).
+ * Two clocks, because each fails differently: the monotonic one (`now`, performance.now) never steps
+ * with NTP or DST but stops while the machine is suspended; the wall clock (`wallNow`, Date.now)
+ * keeps counting across a suspend but may step either way. The elector bounds a term by both, so
+ * neither failure can extend it. Timers go through the clock too, so tests can drive (and misfire) them.
  */
-export interface ClockSource {
+export interface Clock {
   /** Monotonic milliseconds (arbitrary origin). */
   now(): number;
-  /**
-   * Wall-clock epoch milliseconds. Optional, so a clock written for 0.1.0 (which had no wall clock)
-   * still compiles and runs: without it the elector reads `Date.now()`. A test clock that models
-   * suspends or wall steps should provide it.
-   */
-  wallNow?(): number;
+  /** Wall-clock epoch milliseconds. */
+  wallNow(): number;
   setTimeout(callback: () => void, ms: number): ClockTimer;
   clearTimeout(timer: ClockTimer): void;
-}
-
-/** The clock the elector runs on: both clocks present. It bounds a term by both, so neither failure can extend it. */
-export interface Clock extends ClockSource {
-  wallNow(): number;
 }
 
 export type ClockTimer = unknown;
@@ -56,17 +47,6 @@ export const systemClock: Clock = {
   },
   clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
 };
-
-/** `clock` with `wallNow` filled in by `Date.now()` when it has none (a 0.1.0 custom clock); otherwise `clock` itself. */
-export function withWallClock(clock: ClockSource): Clock {
-  if (typeof clock.wallNow === 'function') return clock as Clock;
-  return {
-    now: () => clock.now(),
-    wallNow: () => Date.now(),
-    setTimeout: (callback, ms) => clock.setTimeout(callback, ms),
-    clearTimeout: (timer) => clock.clearTimeout(timer),
-  };
-}
 
 /** An AbortSignal that aborts after `ms` on `clock`, or when `parent` aborts. */
 export function timeoutSignal(

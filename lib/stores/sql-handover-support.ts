@@ -19,8 +19,6 @@ export interface HandoverColumnsOptions {
   createTable: boolean;
   /** The fatal error naming the migration to run, for createTable: false. */
   missingError(): Error;
-  /** Monotonic ms; injectable for tests. */
-  now?: () => number;
 }
 
 /**
@@ -70,7 +68,7 @@ export class HandoverColumns {
   }
 
   private knownMissing(): boolean {
-    return this.now() < this.missingUntil;
+    return performance.now() < this.missingUntil;
   }
 
   private async add(cause: unknown): Promise<boolean> {
@@ -85,12 +83,8 @@ export class HandoverColumns {
     } else {
       this.failure = () => Object.assign(this.options.missingError(), { cause });
     }
-    this.missingUntil = this.now() + HANDOVER_COLUMNS_RECHECK_MS;
+    this.missingUntil = performance.now() + HANDOVER_COLUMNS_RECHECK_MS;
     return false;
-  }
-
-  private now(): number {
-    return this.options.now?.() ?? performance.now();
   }
 }
 

@@ -14,7 +14,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import pg from 'pg';
 import { Elector } from '../../lib/election/elector.js';
-import { resolveMeter } from '../../lib/metrics/otel-api.js';
+import { resolveMetrics } from '../../lib/metrics/otel-api.js';
 import { LeaderOnly } from '../../lib/nest/decorators/leader-only.decorator.js';
 import { OnElected } from '../../lib/nest/decorators/leadership-hooks.decorator.js';
 import { LeaderElectionService } from '../../lib/nest/leader-election.service.js';
@@ -403,7 +403,7 @@ describe('OpenTelemetry API without an SDK', () => {
 
   it('records nothing (every hot path skips its bookkeeping) and the app works', async () => {
     metrics.disable();
-    expect(await resolveMeter()).toBeUndefined();
+    expect((await resolveMetrics()).meter).toBeUndefined();
     const store = new InMemoryLeaseStore();
     const logger = new CaptureLogger();
     const leader = await createApp({

@@ -1,6 +1,7 @@
-// Issue 11 audit, gap 6a: the public Clock gained `wallNow()`. A custom clock written against 0.1.0
-// (monotonic `now` and timers only) must still compile against the public type and run, with
-// Date.now() standing in for the wall clock.
+// A custom clock (`new Elector({ clock })`) has both clocks: the monotonic `now()` and the wall clock
+// `wallNow()`, which bounds a term as well (issue 11). Since #25 the elector no longer fills in a
+// missing `wallNow` with Date.now() for a clock written for 0.1.0: it refuses such a clock at
+// construction, naming what to add.
 import { Elector, type LeadershipEvent } from '../../lib/election/elector.js';
 import type { Clock } from '../../lib/index.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
@@ -8,21 +9,38 @@ import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { FaultInjectingStore } from '../support/fault-injecting.store.js';
 import { quiet, timings } from './elector-fixture.js';
 
-describe('Elector with a 0.1.0 custom clock (no wallNow)', () => {
-  it('compiles against the public Clock type, leads, renews and steps down at the monotonic deadline', async () => {
+describe('Elector with a custom clock', () => {
+  it('refuses a clock without wallNow (the 0.1.0 shape) at construction, naming the fix', () => {
     const fake = new FakeClock();
-    // Exactly the 0.1.0 shape: no wallNow. (Typed with the public `Clock`, so tsc checks it still fits.)
+    // @ts-expect-error the public Clock requires wallNow
     const legacy: Clock = {
       now: () => fake.now(),
+      setTimeout: (callback: () => void, ms: number) => fake.setTimeout(callback, ms),
+      clearTimeout: (timer: unknown) => fake.clearTimeout(timer),
+    };
+    const store = new InMemoryLeaseStore({ clock: fake });
+    expect(() => new Elector({ store, election: 'legacy-clock', clock: legacy, logger: quiet, ...timings })).toThrow(
+      new TypeError(
+        'clock must have wallNow() (wall-clock epoch ms) besides now() and its timers: the elector bounds a term by both clocks; for a clock written for 0.1.0, add wallNow: () => Date.now()',
+      ),
+    );
+  });
+
+  it('leads, renews and steps down at the monotonic deadline when its wall clock is real time', async () => {
+    const fake = new FakeClock();
+    // Timers and the monotonic clock by hand, the wall clock real: a custom clock as an app may write one.
+    const custom: Clock = {
+      now: () => fake.now(),
+      wallNow: () => Date.now(),
       setTimeout: (callback, ms) => fake.setTimeout(callback, ms),
       clearTimeout: (timer) => fake.clearTimeout(timer),
     };
-    const store = new FaultInjectingStore(new InMemoryLeaseStore({ clock: legacy }));
+    const store = new FaultInjectingStore(new InMemoryLeaseStore({ clock: custom }));
     const elector = new Elector({
       store,
-      election: 'legacy-clock',
+      election: 'custom-clock',
       identity: 'a',
-      clock: legacy,
+      clock: custom,
       logger: quiet,
       ...timings,
     });

@@ -1,6 +1,7 @@
-// The SQL stores' gate for the handover columns, with a fake clock: when the columns are missing and
-// cannot be added, lease statements fall back to the previous version's and request calls fail, for
-// a minute without asking the server again; then they look again.
+// The SQL stores' gate for the handover columns, on Jest's fake timers (they move performance.now):
+// when the columns are missing and cannot be added, lease statements fall back to the previous
+// version's and request calls fail, for a minute without asking the server again; then they look again.
+import { jest } from '@jest/globals';
 import {
   HANDOVER_COLUMNS_RECHECK_MS,
   HandoverColumns,
@@ -12,18 +13,19 @@ const missingColumn = Object.assign(new Error('column "meta" does not exist'), {
 const step = () => undefined;
 
 function gate(createTable: boolean, migrate: () => Promise<void> = async () => undefined) {
-  let now = 0;
   const columns = new HandoverColumns({
     missing: (error) => (error as { code?: string }).code === '42703',
     migrate,
     createTable,
     missingError: () => new Error('run handoverMigrationSql()'),
-    now: () => now,
   });
-  return { columns, advance: (ms: number) => (now += ms) };
+  return { columns, advance: (ms: number) => jest.advanceTimersByTime(ms) };
 }
 
 describe('HandoverColumns', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
   it('createTable on: migrates, then runs the statement again', async () => {
     let present = false;
     const { columns } = gate(true, async () => {

@@ -1,4 +1,4 @@
-import { type ClockSource, systemClock } from '../../shared/clock.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { LeaseLostError, toLeaseStoreError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
@@ -59,9 +59,9 @@ export class InMemoryLeaseStore implements LeaseStore {
   private readonly slots = new Map<string, Slot>();
   private readonly watchers = new WatchFanOut();
   private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
-  private readonly clock: ClockSource;
+  private readonly clock: Clock;
 
-  constructor(options: { clock?: ClockSource } = {}) {
+  constructor(options: { clock?: Clock } = {}) {
     this.clock = options.clock ?? systemClock;
   }
 

@@ -67,9 +67,6 @@ export function mysqlHandoverMigrationSql(table = DEFAULT_TABLE): string {
   return `ALTER TABLE ${quote(table)} ${columns.join(', ')}`;
 }
 
-/** {@link mysqlLeaseTableSql} for the default table `leader_election_leases`. */
-export const MYSQL_LEASE_TABLE_SQL = mysqlLeaseTableSql();
-
 /** The statements of one acquire attempt: read, take, check. */
 export interface MySqlAcquireStatements {
   /** election → the row as readers see it (term, held, holder, meta, reserved_for, expires_in_ms). */

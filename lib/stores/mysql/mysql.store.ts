@@ -45,7 +45,6 @@ import {
 
 export type { MySqlLeaseStoreOptions } from './mysql-client.js';
 export {
-  MYSQL_LEASE_TABLE_SQL,
   mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,

@@ -60,9 +60,6 @@ export function postgresHandoverMigrationSql(table = DEFAULT_TABLE, schema = DEF
   return `ALTER TABLE ${qualified(schema, table)} ${columns.join(', ')}`;
 }
 
-/** {@link postgresLeaseTableSql} for the default table `public.leader_election_leases`. */
-export const POSTGRES_LEASE_TABLE_SQL = postgresLeaseTableSql();
-
 export interface PostgresStatements {
   /**
    * $1 election, $2 holder, $3 lease id, $4 duration ms, $5 meta JSON (or NULL) → (acquired, term,

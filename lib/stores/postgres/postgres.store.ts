@@ -49,7 +49,6 @@ import { identifier, jsonb, NUL_ESCAPE } from './postgres-values.js';
 
 export type { PostgresLeaseStoreOptions } from './postgres-client.js';
 export {
-  POSTGRES_LEASE_TABLE_SQL,
   postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
