@@ -1,7 +1,8 @@
 // Run: npm run bench:sim (SIM_RUNS=100000 SIM_WORKERS=2 node bench/experiments/sim-campaign.mjs)
 // @ts-check
 // A long deterministic-simulation campaign (test/sim): real Electors over a simulated faulty store,
-// `SIM_RUNS` schedules (default 100000) from `SIM_SEED`, split over `SIM_WORKERS` processes
+// and replicas running every feature through the handle layer (the first `SIM_FEATURE_RUNS` runs,
+// default all), `SIM_RUNS` schedules (default 100000) from `SIM_SEED`, split over `SIM_WORKERS` processes
 // (default 1: the machine is shared). Prints the figures and writes bench/results/sim.json. Any
 // violation is listed with the command that replays its run alone. `SIM_BUDGET_S` ends each worker
 // after that many seconds (a shared machine can be slower than planned): the result then says how
@@ -20,10 +21,11 @@ const register = join(root, 'test/support/swc-register.mjs');
 
 if (process.argv[2] === '--child') {
   // One share of the campaign, in TypeScript through the tests' swc loader; JSON on stdout.
-  const [first, count, seed, budgetS] = process.argv.slice(3).map(Number);
+  const [first, count, seed, budgetS, featureShare] = process.argv.slice(3).map(Number);
+  const featureRuns = Math.min(count, featureShare);
   const endAt = budgetS > 0 ? Date.now() + budgetS * 1000 : Number.POSITIVE_INFINITY;
   const { campaign } = await import(pathToFileURL(join(root, 'test/sim/campaign.ts')).href);
-  const { enabledChecks } = await import(pathToFileURL(join(root, 'test/sim/checker.ts')).href);
+  const { CHECKS, enabledChecks } = await import(pathToFileURL(join(root, 'test/sim/checker.ts')).href);
   const every = Math.max(1, Math.floor(count / 20));
   const report = await campaign(
     seed,
@@ -34,8 +36,10 @@ if (process.argv[2] === '--child') {
       if (done % every === 0) process.stderr.write(`  runs ${first}..${first + done - 1} done\n`);
     },
     () => Date.now() >= endAt,
+    featureRuns,
   );
   report.firstRun = first;
+  report.checks = CHECKS.filter((/** @type {string} */ c) => enabledChecks().has(c));
   process.stdout.write(JSON.stringify(report));
   process.exit(0);
 }
@@ -44,6 +48,10 @@ const runs = Number(process.env.SIM_RUNS ?? 100_000);
 const seed = Number(process.env.SIM_SEED ?? 20_261_123);
 const workers = Math.max(1, Number(process.env.SIM_WORKERS ?? 1));
 const budgetS = Number(process.env.SIM_BUDGET_S ?? 0);
+// The first SIM_FEATURE_RUNS runs (default all) also simulate the feature world, split like the runs.
+const featureRuns = Math.min(runs, Number(process.env.SIM_FEATURE_RUNS ?? runs));
+/** @param {number} i */
+const featureShare = (i) => Math.floor((featureRuns * (i + 1)) / workers) - Math.floor((featureRuns * i) / workers);
 const startedAt = Date.now();
 console.log(`sim campaign: ${runs} schedules, seed ${seed}, ${workers} worker(s)`);
 
@@ -58,7 +66,17 @@ const shares = Array.from({ length: workers }, (_, i) => {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', register, fileURLToPath(import.meta.url), '--child', first, count, seed, budgetS].map(String),
+      [
+        '--import',
+        register,
+        fileURLToPath(import.meta.url),
+        '--child',
+        first,
+        count,
+        seed,
+        budgetS,
+        featureShare(i),
+      ].map(String),
       { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let out = '';
@@ -88,6 +106,8 @@ const figures = {
   at: new Date().toISOString(),
   seed,
   runs: sum('runs'),
+  // Every run simulates the electors alone, and (the first SIM_FEATURE_RUNS) the feature world too.
+  featureRuns: sum('featureRuns'),
   ...(sum('runs') < runs
     ? {
         requestedRuns: runs,
@@ -111,19 +131,46 @@ const figures = {
     releaseFailed: reports.reduce((total, r) => total + r.orphanExcused.releaseFailed, 0),
   },
   healedToOneLeaderMs: { p50: q(0.5), p99: q(0.99), max: q(1) },
+  // Every check, 0 included: a check that never ran is absent, one that held reads 0.
   violations: Object.fromEntries(
-    Object.entries(byCheck).map(([check, { count, first }]) => [
-      check,
-      {
-        count,
-        firstRun: first.run,
-        message: first.violation.message,
-        replay: `SIM_SEED=${seed} SIM_RUN=${first.run} npm test -- test/sim`,
-      },
-    ]),
+    (reports[0]?.checks ?? Object.keys(byCheck)).map((/** @type {string} */ check) => {
+      const found = byCheck[check];
+      if (!found) return [check, { count: 0 }];
+      const { count, first } = found;
+      return [
+        check,
+        {
+          count,
+          firstRun: first.run,
+          world: /** @type {any} */ (first).world,
+          message: first.violation.message,
+          replay: `SIM_SEED=${seed} SIM_RUN=${first.run} npm test -- test/sim`,
+        },
+      ];
+    }),
   ),
 };
 console.log(JSON.stringify(figures, null, 2));
 mkdirSync(join(here, '../results'), { recursive: true });
-writeFileSync(join(here, 'results/sim.json'), `${JSON.stringify(figures, null, 2)}\n`);
-console.log(`written: bench/results/sim.json`);
+// `SIM_OUT=sim-before` keeps a campaign beside the others (default bench/results/sim.json and .md).
+const out = process.env.SIM_OUT ?? 'sim';
+writeFileSync(join(here, `../results/${out}.json`), `${JSON.stringify(figures, null, 2)}\n`);
+const rows = Object.entries(figures.violations).map(
+  ([check, v]) => `| ${check} | ${v.count} | ${v.count > 0 ? `run ${v.firstRun} (${v.world}): ${v.message}` : ''} |`,
+);
+writeFileSync(
+  join(here, `../results/${out}.md`),
+  [
+    `# Simulation campaign (${figures.at})`,
+    '',
+    `Seed ${seed}: ${figures.runs} schedules of the electors alone and ${figures.featureRuns} of the feature world ` +
+      `(handles, spread, standby, once-per-tick, operators, add/remove, stop), ${figures.simulatedHours} simulated ` +
+      `hours, ${figures.events} events, ${figures.elections} elections, ${figures.wallSeconds} s of wall time.`,
+    '',
+    '| check | violations | first |',
+    '|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n'),
+);
+console.log(`written: bench/results/${out}.json, bench/results/${out}.md`);

@@ -184,6 +184,52 @@ export const mutants = [
       text: 'resign() while an acquire is in flight does nothing: the instance leads right after resigning',
     },
   },
+  // #24: each interaction defect, reintroduced against the feature world of the simulation alone.
+  {
+    id: 'sim-stepdown-outlives-term',
+    rule: '#24 defect 1, simulation only: a step-down belongs to its term (an abandoned handover never keeps a later term from acting, and health says so)',
+    file: 'lib/election.handle.ts',
+    from: 'return step === undefined || step.term !== this.elector.term;',
+    to: 'return step === undefined;',
+    also: [
+      {
+        file: 'lib/election.handle.ts',
+        from: "if (event.type === 'revoked' && step && !step.releasing && step.term === event.term) this.stepDown = undefined;",
+        to: 'void step;',
+      },
+      {
+        file: 'lib/election.handle.ts',
+        from: 'if (!this.elector.isLeader() || this.isLeader()) return undefined;',
+        to: 'return undefined;',
+      },
+    ],
+    tests: SIM,
+  },
+  {
+    id: 'sim-reservation-capped-at-an-hour',
+    rule: "#24 defect 2, simulation only: a directed handover's reservation is valid for every timing the options accept, and a release whose reservation fails is retried without one",
+    file: 'lib/stores/handover-support.ts',
+    from: 'const max = maxReserveMs(limits);',
+    to: 'const max = 3_600_000;',
+    also: [{ file: 'lib/election/store-calls.ts', from: 'return plain();', to: 'throw raw;' }],
+    tests: SIM,
+  },
+  {
+    id: 'sim-tick-keys-shared',
+    rule: '#24 defect 4, simulation only: two once-per-tick jobs of one election never share a key (refused at startup)',
+    file: 'lib/tick.ledger.ts',
+    from: 'if (known && known.job !== job) {',
+    to: 'if (known && known.job !== job && known.owner === owner) {',
+    tests: SIM,
+  },
+  {
+    id: 'sim-unwatch-unbounded',
+    rule: "#24 defect 5, simulation only: stop() bounds the store's watch cancel (a black-holed etcd connection never answers it)",
+    file: 'lib/election/store-calls.ts',
+    from: 'await Promise.race([closed, bound]);',
+    to: 'await closed;',
+    tests: SIM,
+  },
   {
     id: 'margin-unchecked',
     rule: 'a safety margin below the stated minimum is refused at construction',

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import type { CheckName, Violation } from './checker.js';
+import { type FeatureScenario, featureScenarioOf } from './feature-scenario.js';
+import { simulateFeatures } from './features.js';
 import { enabledFaults, type Scenario, scenarioArbitrary } from './scenario.js';
 import { type RunResult, simulate } from './simulate.js';
 
@@ -8,12 +10,16 @@ export interface CampaignFinding {
   /** fast-check seed of this run alone: `SIM_SEED=<campaign seed> SIM_RUN=<run>` replays it. */
   runSeed: number;
   violation: Violation;
-  scenario: Scenario;
+  /** Which world: the electors alone (`electors`) or the feature world (`features`). */
+  world: 'electors' | 'features';
+  scenario: Scenario | FeatureScenario;
 }
 
 export interface CampaignReport {
   seed: number;
   runs: number;
+  /** Of which in the feature world (every run also runs the elector world). */
+  featureRuns: number;
   wallMs: number;
   simulatedMs: number;
   events: number;
@@ -49,11 +55,14 @@ export async function campaign(
   onProgress?: (done: number) => void,
   /** Asked before each run: true ends the campaign early (`runs` then counts the runs done). */
   timeUp?: () => boolean,
+  /** How many of the runs also run the feature world (default all). */
+  featureRuns = runs,
 ): Promise<CampaignReport> {
   const started = Date.now();
   const report: CampaignReport = {
     seed,
     runs,
+    featureRuns: 0,
     wallMs: 0,
     simulatedMs: 0,
     events: 0,
@@ -67,13 +76,27 @@ export async function campaign(
     recoveries: [],
   };
   const recoveries = report.recoveries;
+  let currentRun = firstRun;
   for (let run = firstRun; run < firstRun + runs; run++) {
+    currentRun = run;
     if (timeUp?.()) {
       report.runs = run - firstRun;
       break;
     }
     const scenario = scenarioOf(seed, run);
-    const result: RunResult = await simulate(scenario, checks);
+    await merge(await simulate(scenario, checks), 'electors', scenario);
+    if (run - firstRun < featureRuns) {
+      const features = featureScenarioOf(runSeed(seed, run));
+      report.featureRuns += 1;
+      await merge(await simulateFeatures(features, checks), 'features', features);
+    }
+    onProgress?.(run - firstRun + 1);
+  }
+  report.recoveryMs = quantiles(recoveries);
+  report.wallMs = Date.now() - started;
+  return report;
+
+  async function merge(result: RunResult, world: CampaignFinding['world'], scenario: Scenario | FeatureScenario) {
     report.simulatedMs += result.simulatedMs;
     report.events += result.events;
     report.elections += result.elections;
@@ -89,14 +112,10 @@ export async function campaign(
       else
         report.byCheck[violation.check] = {
           count: 1,
-          first: { run, runSeed: runSeed(seed, run), violation, scenario },
+          first: { run: currentRun, runSeed: runSeed(seed, currentRun), violation, world, scenario },
         };
     }
-    onProgress?.(run - firstRun + 1);
   }
-  report.recoveryMs = quantiles(recoveries);
-  report.wallMs = Date.now() - started;
-  return report;
 }
 
 export function quantiles(values: number[]): CampaignReport['recoveryMs'] {

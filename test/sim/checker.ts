@@ -27,6 +27,17 @@ export const CHECKS = [
   'jump',
   'livelock',
   'model',
+  // Liveness of the feature world (features.ts, bounds in feature-bounds.ts):
+  /** (a) every election has an acting leader within its bound once a live replica can reach the store. */
+  'acting',
+  /** (b) a replica holding a lease acts as leader or reports unhealthy within one renew interval. */
+  'health',
+  /** (c) an operator's handover request is honoured, or visibly replaced by another, within its bound. */
+  'request',
+  /** (d) no tick runs twice; none is lost on a stable leader (only ticks across a failover may be). */
+  'tick',
+  /** (e) every stop() and removeElection() settles within its bound. */
+  'settle',
 ] as const;
 export type CheckName = (typeof CHECKS)[number];
 

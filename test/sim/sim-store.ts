@@ -5,11 +5,16 @@ import type {
   AcquireRequest,
   AcquireResult,
   CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
   Lease,
   LeaseInfo,
+  LeaseMeta,
   LeaseStore,
   LeaseWatch,
+  ReleaseOptions,
   RenewOptions,
+  StateCallOptions,
 } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { StoreCallKit } from '../../lib/stores/store-support.js';
@@ -34,7 +39,17 @@ export interface NetworkFaults {
   lostPush: number;
 }
 
-export type CallKind = 'acquire' | 'renew' | 'release' | 'read';
+export type CallKind =
+  | 'acquire'
+  | 'renew'
+  | 'release'
+  | 'read'
+  | 'requestHandover'
+  | 'readHandover'
+  | 'clearHandover'
+  | 'writeState'
+  | 'readState'
+  | 'unwatch';
 
 /** One request as its sender sent it: the independent record the checks trust. */
 export interface SentCall {
@@ -57,22 +72,50 @@ interface Shadow {
   leaseId?: string;
   term: number;
   expiresAt: number;
+  /** A directed handover's reservation of the free lease (true time). */
+  reservedFor?: string;
+  reservedUntil?: number;
+  /** The pending handover request, as the store holds it. */
+  request?: HandoverRequest;
+}
+
+/** What a call carries to the server (each kind uses its own fields). */
+export interface Payload {
+  election?: string;
+  identity?: string;
+  leaseId?: string;
+  leaseDurationMs?: number;
+  meta?: LeaseMeta;
+  handoverTo?: string;
+  reserveMs?: number;
+  request?: HandoverRequest;
+  id?: string;
+  key?: string;
+  value?: unknown;
 }
 
 /**
  * The store's server side: an InMemoryLeaseStore on true time, behind lease ids the clients
- * propose (as Azure, Redis and SQL stores do), idempotent for a resend of the same id. A shadow
- * copy answers the checks synchronously and is itself cross-checked against the store.
+ * propose (as Azure, Redis and SQL stores do), idempotent for a resend of the same id. Every
+ * capability (handover requests, reservations, meta, leader state) is the in-memory store's own
+ * code, so its rules (a spread request never replaces an operator's) are the ones simulated. A
+ * shadow copy per election answers the checks synchronously and is cross-checked against the store.
  */
 export class SimLeaseServer {
   readonly inner: InMemoryLeaseStore;
   private readonly byProposed = new Map<string, Lease>();
-  private shadowSlot: Shadow = { term: 0, expiresAt: 0 };
-  private readonly watchers = new Map<string, () => void>();
+  private readonly shadows = new Map<string, Shadow>();
+  private readonly watchers = new Map<string, Map<string, () => void>>();
   readonly sent: SentCall[] = [];
   /** Acquires the server granted, by proposed id, with when they were sent. */
   readonly granted = new Map<string, SentCall>();
   readonly modelErrors: string[] = [];
+  /** Every term granted, in order: who won which election when (true time). */
+  readonly terms: Array<{ election: string; term: number; holder: string; at: number }> = [];
+  /** The pending request each recorded request replaced, by the new request's id. */
+  readonly replaced = new Map<string, HandoverRequest>();
+  /** Handover requests the server received, by reason (`operator`, `spread`). */
+  readonly requestsByReason = new Map<string, number>();
   faultsOn = false;
   /** Nodes cut off from the store: their calls fail at once (`error`) or vanish (`blackhole`). */
   readonly partitioned = new Map<string, 'error' | 'blackhole'>();
@@ -91,76 +134,155 @@ export class SimLeaseServer {
       clearTimeout: () => undefined,
     };
     this.inner = new InMemoryLeaseStore({ clock: trueClock });
-    this.inner.watch(election, () => this.notifyWatchers());
   }
 
-  /** The lease as the store holds it right now. */
-  slot(): { held: boolean; holder?: string; leaseId?: string; term: number; expiresAt: number } {
-    const s = this.shadowSlot;
-    return { ...s, held: s.leaseId !== undefined && this.world.now < s.expiresAt };
+  private shadow(election: string): Shadow {
+    let shadow = this.shadows.get(election);
+    if (!shadow) {
+      shadow = { term: 0, expiresAt: 0 };
+      this.shadows.set(election, shadow);
+    }
+    return shadow;
   }
 
-  async apply(kind: CallKind, payload: { identity?: string; leaseId?: string; leaseDurationMs?: number }) {
+  /** The lease of `election` as the store holds it right now. */
+  slot(election = this.election): {
+    held: boolean;
+    holder?: string;
+    leaseId?: string;
+    term: number;
+    expiresAt: number;
+    reservedFor?: string;
+    request?: HandoverRequest;
+  } {
+    const s = this.shadow(election);
+    const reserved = s.reservedFor !== undefined && this.world.now < (s.reservedUntil ?? 0);
+    return {
+      holder: s.holder,
+      leaseId: s.leaseId,
+      term: s.term,
+      expiresAt: s.expiresAt,
+      held: s.leaseId !== undefined && this.world.now < s.expiresAt,
+      ...(reserved ? { reservedFor: s.reservedFor } : {}),
+      ...(s.request ? { request: s.request } : {}),
+    };
+  }
+
+  async apply(kind: CallKind, payload: Payload): Promise<unknown> {
     const signal = new AbortController().signal;
+    const election = payload.election ?? this.election;
+    const shadow = this.shadow(election);
     switch (kind) {
       case 'acquire': {
-        const current = this.slot();
+        const current = this.slot(election);
         const proposed = payload.leaseId as string;
         if (current.held && current.leaseId === proposed) {
           return this.toOuter(this.byProposed.get(proposed) as Lease, proposed);
         }
         const result = await this.inner.acquire({
-          election: this.election,
+          election,
           identity: payload.identity as string,
           leaseDurationMs: payload.leaseDurationMs as number,
           signal,
+          ...(payload.meta ? { meta: payload.meta } : {}),
         });
         if (!result.acquired) return result;
         this.byProposed.set(proposed, result.lease);
-        this.shadowSlot = {
+        this.terms.push({ election, term: result.lease.term, holder: result.lease.holder, at: this.world.now });
+        Object.assign(shadow, {
           holder: result.lease.holder,
           leaseId: proposed,
           term: result.lease.term,
           expiresAt: this.world.now + (payload.leaseDurationMs as number),
-        };
-        await this.crossCheck();
+          reservedFor: undefined,
+          reservedUntil: undefined,
+        });
+        await this.crossCheck(election);
         return this.toOuter(result.lease, proposed);
       }
       case 'renew': {
         const lease = this.byProposed.get(payload.leaseId as string);
         if (!lease) throw new LeaseLostError(`lease ${payload.leaseId} unknown`);
-        await this.inner.renew(lease, { leaseDurationMs: payload.leaseDurationMs as number, signal });
-        this.shadowSlot.expiresAt = this.world.now + (payload.leaseDurationMs as number);
-        await this.crossCheck();
+        await this.inner.renew(lease, {
+          leaseDurationMs: payload.leaseDurationMs as number,
+          signal,
+          ...(payload.meta ? { meta: payload.meta } : {}),
+        });
+        shadow.expiresAt = this.world.now + (payload.leaseDurationMs as number);
+        await this.crossCheck(election);
         return undefined;
       }
       case 'release': {
         const lease = this.byProposed.get(payload.leaseId as string);
         if (!lease) return undefined;
-        await this.inner.release(lease, { signal });
-        if (this.shadowSlot.leaseId === payload.leaseId) {
-          this.shadowSlot = { term: this.shadowSlot.term, expiresAt: 0 };
+        const reservation =
+          payload.handoverTo === undefined && payload.reserveMs === undefined
+            ? {}
+            : { handoverTo: payload.handoverTo, reserveMs: payload.reserveMs };
+        const wasHeld = this.slot(lease.election).held && this.shadow(lease.election).leaseId === payload.leaseId;
+        await this.inner.release(lease, { signal, ...reservation });
+        const s = this.shadow(lease.election);
+        if (s.leaseId === payload.leaseId) {
+          Object.assign(s, { holder: undefined, leaseId: undefined, expiresAt: 0 });
+          if (wasHeld && payload.handoverTo !== undefined) {
+            s.reservedFor = payload.handoverTo;
+            s.reservedUntil = this.world.now + (payload.reserveMs as number);
+          }
         }
-        await this.crossCheck();
+        await this.crossCheck(lease.election);
         return undefined;
       }
       case 'read':
-        return this.inner.read(this.election, { signal });
+        return this.inner.read(election, { signal });
+      case 'requestHandover': {
+        const request = payload.request as HandoverRequest;
+        const previous = shadow.request;
+        const written = await this.inner.requestHandover(request, { signal });
+        if (written !== false) {
+          if (previous) this.replaced.set(request.id, previous);
+          shadow.request = request;
+        }
+        this.requestsByReason.set(request.reason, (this.requestsByReason.get(request.reason) ?? 0) + 1);
+        return written;
+      }
+      case 'readHandover':
+        return this.inner.readHandover(election, { signal });
+      case 'clearHandover':
+        await this.inner.clearHandover(election, payload.id as string, { signal });
+        if (shadow.request?.id === payload.id) shadow.request = undefined;
+        return undefined;
+      case 'writeState': {
+        const lease = this.byProposed.get(payload.leaseId as string);
+        if (!lease) throw new LeaseLostError(`lease ${payload.leaseId} unknown`);
+        await this.inner.writeState(lease, payload.value, { signal, key: payload.key });
+        return undefined;
+      }
+      case 'readState':
+        return this.inner.readState(election, { signal, key: payload.key });
+      case 'unwatch':
+        this.watchers.get(election)?.delete(payload.identity as string);
+        return undefined;
     }
   }
 
   /** A killed process: nothing is pushed to it any more. */
   forget(node: string): void {
-    this.watchers.delete(node);
+    for (const listeners of this.watchers.values()) listeners.delete(node);
   }
 
-  watch(node: string, listener: () => void): LeaseWatch {
-    this.watchers.set(node, listener);
-    return { close: async () => void this.watchers.delete(node) };
+  watch(node: string, listener: () => void, election = this.election): LeaseWatch & { key: string } {
+    let listeners = this.watchers.get(election);
+    if (!listeners) {
+      listeners = new Map();
+      this.watchers.set(election, listeners);
+      this.inner.watch(election, () => this.notifyWatchers(election));
+    }
+    listeners.set(node, listener);
+    return { key: node, close: async () => void listeners.delete(node) };
   }
 
-  private notifyWatchers(): void {
-    for (const [node, listener] of this.watchers) {
+  private notifyWatchers(election: string): void {
+    for (const [node, listener] of this.watchers.get(election) ?? []) {
       if (this.faultsOn && this.world.rng.chance(this.faults.lostPush)) continue;
       this.world.schedule(this.world.now + this.world.rng.next() * this.faults.latencyMs, listener, node);
     }
@@ -170,10 +292,15 @@ export class SimLeaseServer {
     return { acquired: true, lease: { election: lease.election, holder: lease.holder, term: lease.term, leaseId } };
   }
 
-  private async crossCheck(): Promise<void> {
-    const info = await this.inner.read(this.election, { signal: new AbortController().signal });
-    const mine = this.slot();
-    if (info.held !== mine.held || info.term !== mine.term || (info.held && info.holder !== mine.holder)) {
+  private async crossCheck(election: string): Promise<void> {
+    const info = await this.inner.read(election, { signal: new AbortController().signal });
+    const mine = this.slot(election);
+    if (
+      info.held !== mine.held ||
+      info.term !== mine.term ||
+      (info.held && info.holder !== mine.holder) ||
+      info.reservedFor !== mine.reservedFor
+    ) {
       this.modelErrors.push(`store shadow ${JSON.stringify(mine)} disagrees with the store ${JSON.stringify(info)}`);
     }
   }
@@ -207,6 +334,8 @@ export class SimStoreClient implements LeaseStore {
     private readonly server: SimLeaseServer,
     readonly node: string,
     private readonly clock: NodeClock,
+    /** A watch whose cancel is a request to the server (etcd), not a local unsubscribe. */
+    private readonly cancelWaitsForServer = false,
   ) {
     this.limits = server.inner.limits;
   }
@@ -219,14 +348,16 @@ export class SimStoreClient implements LeaseStore {
     const answer = this.storeCalls.acquire(request, {
       attempt: (leaseId) => {
         const work = this.send<AcquireResult>('acquire', {
+          election: request.election,
           identity: request.identity,
           leaseId,
           leaseDurationMs: request.leaseDurationMs,
+          ...(request.meta ? { meta: request.meta } : {}),
         });
         sent = work.call;
         return work.promise;
       },
-      releaseAttempt: (leaseId) => this.releaseById(leaseId),
+      releaseAttempt: (leaseId) => this.releaseById(request.election, leaseId),
     });
     void answer.then(
       (result) => {
@@ -246,9 +377,11 @@ export class SimStoreClient implements LeaseStore {
   private deafAcquire(request: AcquireRequest): Promise<AcquireResult> {
     throwIfAborted(request.signal);
     const work = this.send<AcquireResult>('acquire', {
+      election: request.election,
       identity: request.identity,
       leaseId: `${this.node}:${++this.calls}`,
       leaseDurationMs: request.leaseDurationMs,
+      ...(request.meta ? { meta: request.meta } : {}),
     });
     work.call.deaf = true;
     void work.promise.then(
@@ -260,7 +393,12 @@ export class SimStoreClient implements LeaseStore {
 
   renew(lease: Lease, options: RenewOptions): Promise<void> {
     throwIfAborted(options.signal);
-    const work = this.send<void>('renew', { leaseId: lease.leaseId, leaseDurationMs: options.leaseDurationMs });
+    const work = this.send<void>('renew', {
+      election: lease.election,
+      leaseId: lease.leaseId,
+      leaseDurationMs: options.leaseDurationMs,
+      ...(options.meta ? { meta: options.meta } : {}),
+    });
     const answer = this.bounded(options.signal, work.promise);
     void answer.then(
       () => this.onSuccess?.(work.call),
@@ -269,14 +407,52 @@ export class SimStoreClient implements LeaseStore {
     return answer;
   }
 
-  release(lease: Lease, options: CallOptions): Promise<void> {
+  release(lease: Lease, options: ReleaseOptions): Promise<void> {
     throwIfAborted(options.signal);
-    return this.bounded(options.signal, this.send<void>('release', { leaseId: lease.leaseId }).promise);
+    const { handoverTo, reserveMs } = options;
+    const reservation = handoverTo === undefined && reserveMs === undefined ? {} : { handoverTo, reserveMs };
+    return this.bounded(
+      options.signal,
+      this.send<void>('release', { election: lease.election, leaseId: lease.leaseId, ...reservation }).promise,
+    );
   }
 
-  read(_election: string, options: CallOptions): Promise<LeaseInfo> {
+  read(election: string, options: CallOptions): Promise<LeaseInfo> {
+    return this.call<LeaseInfo>('read', { election }, options);
+  }
+
+  // The handover and leader-state capabilities: the in-memory store's own code behind the network.
+  get conditionalSpreadRequests(): boolean | undefined {
+    return (this.server.inner as { conditionalSpreadRequests?: boolean }).conditionalSpreadRequests;
+  }
+
+  requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean | undefined> {
+    return this.call<boolean | undefined>('requestHandover', { election: request.election, request }, options);
+  }
+
+  readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
+    return this.call('readHandover', { election }, options);
+  }
+
+  clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
+    return this.call('clearHandover', { election, id }, options);
+  }
+
+  writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
+    return this.call(
+      'writeState',
+      { election: lease.election, leaseId: lease.leaseId, value, key: options.key },
+      options,
+    );
+  }
+
+  readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
+    return this.call('readState', { election, key: options.key }, options);
+  }
+
+  private call<T>(kind: CallKind, payload: Payload, options: CallOptions): Promise<T> {
     throwIfAborted(options.signal);
-    return this.bounded(options.signal, this.send<LeaseInfo>('read', {}).promise);
+    return this.bounded(options.signal, this.send<T>(kind, payload).promise);
   }
 
   /** A driver that ignores its signal now and then: the elector must stop waiting by itself. */
@@ -288,20 +464,20 @@ export class SimStoreClient implements LeaseStore {
     return this.deaf() ? work : untilAborted(signal, work);
   }
 
-  watch(_election: string, onMayBeFree: () => void): LeaseWatch {
-    return this.server.watch(this.node, onMayBeFree);
+  watch(election: string, onMayBeFree: () => void): LeaseWatch {
+    const watch = this.server.watch(this.node, onMayBeFree, election);
+    if (!this.cancelWaitsForServer) return watch;
+    // As etcd's watch cancel does: it waits for the server's answer, so a black-holed connection
+    // holds it for as long as the connection stays open.
+    return { close: () => this.send<void>('unwatch', { election, identity: watch.key }, true).promise };
   }
 
   /** The store's own clean-up, not the elector's call: it may outlive the elector's stop(). */
-  private async releaseById(leaseId: string): Promise<void> {
-    await this.send<void>('release', { leaseId }, true).promise;
+  private async releaseById(election: string, leaseId: string): Promise<void> {
+    await this.send<void>('release', { election, leaseId }, true).promise;
   }
 
-  private send<T>(
-    kind: CallKind,
-    payload: { identity?: string; leaseId?: string; leaseDurationMs?: number },
-    internal = false,
-  ): { promise: Promise<T>; call: SentCall } {
+  private send<T>(kind: CallKind, payload: Payload, internal = false): { promise: Promise<T>; call: SentCall } {
     const { world, server } = this;
     const rng = world.rng;
     const faults = server.faults;

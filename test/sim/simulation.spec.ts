@@ -2,19 +2,22 @@ import { type CampaignReport, campaign } from './campaign.js';
 import { CHECKS, enabledChecks } from './checker.js';
 
 /**
- * Deterministic simulation of 3–5 real Electors over a faulty simulated store (see test/sim).
+ * Deterministic simulation of 3–5 real Electors over a faulty simulated store, and of replicas
+ * running several elections through the handle layer with every feature (see test/sim).
  * `SIM_SEED` and `SIM_RUNS` choose the campaign (`SIM_RUN=<n>` replays run n alone);
  * `SIM_CHECKS` / `SIM_FAULTS` narrow it. Long campaigns: `node bench/experiments/sim-campaign.mjs`.
  */
 const seed = Number(process.env.SIM_SEED ?? 20_261_123);
 const single = process.env.SIM_RUN === undefined ? undefined : Number(process.env.SIM_RUN);
 const runs = single === undefined ? Number(process.env.SIM_RUNS ?? 200) : 1;
+/** The first runs also simulate the feature world (test/sim/features.ts): default 40 (~3 s each). */
+const featureRuns = Math.min(runs, Number(process.env.SIM_FEATURE_RUNS ?? 40));
 const checks = enabledChecks();
 
 let report: CampaignReport;
 
 beforeAll(async () => {
-  report = await campaign(seed, runs, checks, single ?? 0);
+  report = await campaign(seed, runs, checks, single ?? 0, undefined, undefined, featureRuns);
   const figures = {
     ...report,
     recoveries: undefined,
@@ -34,7 +37,8 @@ describe.each(CHECKS.filter((c) => checks.has(c)))('simulation check %s', (check
     if (found) {
       throw new Error(
         `${check}: ${found.count} violation(s); first in run ${found.first.run} ` +
-          `(replay: SIM_SEED=${seed} SIM_RUN=${found.first.run}): ${found.first.violation.message} ` +
+          `(replay: SIM_SEED=${seed} SIM_RUN=${found.first.run}, ${found.first.world} world): ` +
+          `${found.first.violation.message} ` +
           `at ${found.first.violation.at} ms\nscenario: ${JSON.stringify(found.first.scenario)}`,
       );
     }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Clock, ClockTimer } from '../../lib/shared/clock.js';
 import type { Rng } from './rng.js';
 
@@ -63,7 +64,8 @@ export class World {
       }
       if (++sameInstant > LIVELOCK_EVENTS) throw new LivelockError(this.now, sameInstant);
       this.processed += 1;
-      await next.run();
+      // The node an event belongs to is the one whose global timers and clocks its code reads.
+      await nodeContext.run(next.node, () => next.run());
       await drain();
       const following = this.pickNext(false);
       if (!following || following.at > this.now) check('after');
@@ -241,6 +243,72 @@ export class NodeClock implements Clock {
     this.dead = true;
     this.timers.clear();
   }
+}
+
+/** The node whose code runs now (an event's owner, carried through its promise chains). */
+const nodeContext = new AsyncLocalStorage<string | undefined>();
+
+/** Runs `fn` as code of node `name` (a check that reads a handle's health reads that node's clock). */
+export function inNode<T>(name: string, fn: () => T): T {
+  return nodeContext.run(name, fn);
+}
+
+/**
+ * The handle layer (drain, stuck work, spread, the tick ledger) reads Node's global timers and
+ * clocks, not an injected clock: while a simulation runs, `setTimeout`, `performance.now` and
+ * `Date` answer from the clock of the node whose event is running, so every replica keeps its
+ * own drift, pauses and wall offset. A call outside any node is a model error (it would escape
+ * the seed). Returns the function that puts Node's own back.
+ */
+export function installNodeTimers(world: World, onStray: (what: string) => void): () => void {
+  const real = { setTimeout, clearTimeout, performance: globalThis.performance, Date };
+  const current = (what: string): NodeClock | undefined => {
+    const name = nodeContext.getStore();
+    const clock = name === undefined ? undefined : world.nodes.get(name);
+    if (!clock) onStray(what);
+    return clock;
+  };
+  const handles = new WeakMap<object, { clock: NodeClock; id: ClockTimer }>();
+  const simSetTimeout = (callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const clock = current('setTimeout');
+    if (!clock) return real.setTimeout(callback, ms, ...args);
+    const handle = {
+      unref: () => handle,
+      ref: () => handle,
+      hasRef: () => false,
+      refresh: () => handle,
+      [Symbol.toPrimitive]: () => 0,
+    };
+    handles.set(handle, { clock, id: clock.setTimeout(() => callback(...args), ms ?? 0) });
+    return handle;
+  };
+  const simClearTimeout = (handle: unknown) => {
+    const known = typeof handle === 'object' && handle !== null ? handles.get(handle) : undefined;
+    if (known) known.clock.clearTimeout(known.id);
+    else real.clearTimeout(handle as NodeJS.Timeout);
+  };
+  const wall = () => current('Date')?.wallNow() ?? real.Date.now();
+  class SimDate extends real.Date {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(wall());
+      else super(...(args as [number]));
+    }
+    static override now(): number {
+      return wall();
+    }
+  }
+  const simPerformance = { now: () => current('performance.now')?.now() ?? real.performance.now() };
+  const g = globalThis as Record<string, unknown>;
+  g.setTimeout = simSetTimeout;
+  g.clearTimeout = simClearTimeout;
+  g.Date = SimDate;
+  Object.defineProperty(globalThis, 'performance', { value: simPerformance, configurable: true, writable: true });
+  return () => {
+    g.setTimeout = real.setTimeout;
+    g.clearTimeout = real.clearTimeout;
+    g.Date = real.Date;
+    Object.defineProperty(globalThis, 'performance', { value: real.performance, configurable: true, writable: true });
+  };
 }
 
 /** Lets every promise chain started by the last event settle before simulated time moves. */

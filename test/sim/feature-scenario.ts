@@ -1,0 +1,167 @@
+import { Rng } from './rng.js';
+import { MAX_DRIFT } from './scenario.js';
+import type { NetworkFaults } from './sim-store.js';
+
+/**
+ * One schedule of the feature world: replicas that each run several elections through the handle
+ * layer (drain, in-flight work, stuck work, health), spread, standby slots, once-per-tick jobs on
+ * skewed wall clocks, operators' handover requests, runtime add/remove of elections and stop().
+ * Everything is drawn from `seed` (no fast-check: the shape is fixed, only values vary).
+ */
+export interface FeatureScenario {
+  seed: number;
+  nodes: number;
+  timings: { leaseDurationMs: number; renewDeadlineMs: number; renewIntervalMs: number; retryIntervalMs: number };
+  elections: number;
+  standby?: { activeFollowers: number; standbyPollMs: number };
+  spread: boolean;
+  shutdownTimeoutMs: number;
+  stuckAfterMs: number;
+  resignWhenStuck: boolean;
+  /** Leader-only calls: mean gap and longest duration (ms); a stuck one runs `stuckMs`. */
+  work: { gapMs: number; maxMs: number; stuck: number; stuckMs: number };
+  /** Once-per-tick jobs: election index, `Class.method` key (two may collide), cron period (s). */
+  jobs: Array<{ election: number; label: string; periodS: number }>;
+  rates: number[];
+  /** Wall-clock offset of each replica (ms): ticks fire at different true instants. */
+  skewMs: number[];
+  net: NetworkFaults;
+  /** Calm until then (true time), faults until `faultMs`, calm for `quietMs` more. */
+  warmupMs: number;
+  faultMs: number;
+  quietMs: number;
+  events: FeatureEvent[];
+}
+
+export type FeatureEvent =
+  | { kind: 'partition'; at: number; node: number; ms: number; mode: 'error' | 'blackhole' }
+  | { kind: 'pause'; at: number; node: number; ms: number }
+  | { kind: 'crash' | 'stop'; at: number; node: number; restartAfterMs: number }
+  /** stop() while the replica's connection is black-holed (bytes stop, the socket stays open). */
+  | { kind: 'stop-blackholed'; at: number; node: number; restartAfterMs: number }
+  /** A leader takes a handover request while long work runs, then loses the store during the drain. */
+  | { kind: 'cut-drain'; at: number; election: number; ms: number }
+  /** `election` -1: one of the elections of the replica that leads the most (spread's target too). */
+  | { kind: 'operator'; at: number; node: number; election: number; to: number | undefined }
+  /** A directed request of `election` to the replica of its last `cut-drain`, from any replica. */
+  | { kind: 'operator-back'; at: number; election: number }
+  | { kind: 'add' | 'remove'; at: number; election: number };
+
+export function featureScenarioOf(seed: number): FeatureScenario {
+  const rng = new Rng(seed ^ 0x5bd1e995);
+  const pick = <T>(values: readonly T[]): T => values[Math.floor(rng.next() * values.length)] as T;
+  const int = (min: number, max: number) => Math.floor(rng.between(min, max + 1));
+  // Now and then a lease over an hour (SQL, Redis and etcd accept up to 24 h): cheap on a simulated clock.
+  const lease = rng.chance(0.1) ? 7_200_000 : pick([2_000, 3_000, 15_000]);
+  const renewDeadlineMs = Math.round(lease * (1 - rng.between(0.3, 0.4)));
+  const renewIntervalMs = Math.round(renewDeadlineMs / rng.between(3, 5));
+  const retryIntervalMs = Math.round(lease * rng.between(0.1, 0.3));
+  const nodes = int(3, 4);
+  // Spread needs a replica leading 2 more than another: more elections than replicas.
+  const standby = rng.chance(0.3)
+    ? {
+        activeFollowers: int(1, 2),
+        // Near the hour the option allows: the reservation of a directed handover must still be written.
+        standbyPollMs: rng.chance(0.5)
+          ? 3_600_000
+          : Math.min(3_600_000, Math.round(retryIntervalMs * rng.between(2, 5))),
+      }
+    : undefined;
+  const elections = int(3, 6);
+  const jobs: FeatureScenario['jobs'] = [];
+  const longPeriod = lease > 100_000;
+  for (let e = 0; e < elections; e++) {
+    for (let j = int(0, 1); j > 0; j--) jobs.push({ election: e, label: `Job${e}x${j}.run`, periodS: period() });
+  }
+  // Two providers both named `Jobs` with `run()`, once per tick, in one election.
+  if (rng.chance(0.3)) {
+    const election = int(0, elections - 1);
+    const periodS = period();
+    jobs.push({ election, label: 'Jobs.run', periodS });
+    jobs.push({ election, label: 'Jobs.run', periodS: rng.chance(0.5) ? periodS : period() });
+  }
+  function period(): number {
+    return longPeriod ? 600 : pick([1, 2, 5]);
+  }
+  // Calm first (everyone starts; spread moves elections off the first replica to start, racing
+  // operators' requests), then faults, then calm again until every replica stops.
+  const warmupMs = Math.round(lease * rng.between(3, 6));
+  const faultMs = warmupMs + Math.round(lease * rng.between(6, 14));
+  const quietMs = Math.round(lease * rng.between(10, 20));
+  const callTimeout = renewDeadlineMs - renewIntervalMs;
+  const events: FeatureEvent[] = [];
+  const at = () => Math.round(rng.between(warmupMs, faultMs));
+  for (let i = int(1, 6); i > 0; i--) {
+    const node = int(0, nodes - 1);
+    const kind = pick(['partition', 'pause', 'crash', 'stop', 'stop-blackholed', 'cut-drain', 'cut-drain'] as const);
+    if (kind === 'partition')
+      events.push({
+        kind,
+        at: at(),
+        node,
+        ms: Math.round(10 + rng.next() * 2 * lease),
+        mode: pick(['error', 'blackhole']),
+      });
+    else if (kind === 'pause') events.push({ kind, at: at(), node, ms: Math.round(10 + rng.next() * lease) });
+    else if (kind === 'cut-drain') {
+      const election = int(0, elections - 1);
+      events.push({ kind, at: at(), election, ms: Math.round(renewDeadlineMs * rng.between(1.1, 2)) });
+      // Later, an operator hands that election back to the replica whose handover was abandoned.
+      events.push({ kind: 'operator-back', at: faultMs + Math.round(rng.between(0.1, 0.5) * quietMs), election });
+    } else events.push({ kind, at: at(), node, restartAfterMs: Math.round(rng.next() * lease) });
+  }
+  // Operators act throughout; the ones in the quiet phase are held to the request bound.
+  for (let i = int(3, 8); i > 0; i--) {
+    const to = rng.chance(0.7) ? int(0, nodes - 1) : undefined;
+    const phase = rng.next();
+    const when = phase < 0.2 ? at() : faultMs + Math.round(rng.between(0.1, 0.6) * quietMs);
+    events.push({ kind: 'operator', at: when, node: int(0, nodes - 1), election: int(0, elections - 1), to });
+  }
+  // While spread moves elections off the first replica to start (it won them all), operators ask
+  // that very replica for one of its elections: spread asks it too, in the same request slot.
+  for (let i = int(2, 4); i > 0; i--) {
+    const when = Math.round(rng.between(1.5 * retryIntervalMs, Math.min(warmupMs, 1.5 * lease)));
+    const to = rng.chance(0.9) ? int(0, nodes - 1) : undefined;
+    events.push({ kind: 'operator', at: when, node: int(0, nodes - 1), election: -1, to });
+  }
+  if (rng.chance(0.4)) events.push({ kind: 'add', at: at(), election: elections });
+  if (rng.chance(0.3)) events.push({ kind: 'remove', at: at(), election: int(1, elections - 1) });
+  events.sort((a, b) => a.at - b.at);
+  return {
+    seed,
+    nodes,
+    timings: { leaseDurationMs: lease, renewDeadlineMs, renewIntervalMs, retryIntervalMs },
+    warmupMs,
+    elections,
+    ...(standby ? { standby } : {}),
+    spread: rng.chance(0.85),
+    // Half the time a drain that can outlast the term (the abandoned handover of defect 1).
+    shutdownTimeoutMs: Math.round(
+      rng.chance(0.5) ? renewDeadlineMs * rng.between(1.2, 2) : renewIntervalMs * rng.between(0.5, 2),
+    ),
+    stuckAfterMs: Math.round(renewIntervalMs * 2),
+    resignWhenStuck: rng.chance(0.5),
+    work: {
+      gapMs: Math.round(renewIntervalMs * rng.between(0.3, 2)),
+      maxMs: Math.round(renewIntervalMs * 1.5),
+      stuck: rng.chance(0.4) ? 0.03 : 0,
+      stuckMs: Math.round(renewIntervalMs * rng.between(3, 6)),
+    },
+    jobs,
+    rates: Array.from({ length: nodes }, () => 1 + rng.between(-MAX_DRIFT, MAX_DRIFT)),
+    skewMs: Array.from({ length: nodes }, () => Math.round(rng.between(-300, 300))),
+    net: {
+      latencyMs: int(0, 20),
+      error: rng.between(0, 0.1),
+      lostReply: rng.between(0, 0.05),
+      duplicate: rng.between(0, 0.05),
+      slow: rng.between(0, 0.03),
+      slowMs: Math.round(rng.between(0.5, 2) * callTimeout),
+      deaf: 0,
+      lostPush: rng.between(0, 0.3),
+    },
+    faultMs,
+    quietMs,
+    events,
+  };
+}
