@@ -1,5 +1,5 @@
-import { ABORT_GRACE_MS } from '../../lib/leader-election.constants.js';
-import { TICK_RECORD_RETRY_MS } from '../../lib/tick.ledger.js';
+import { ABORT_GRACE_MS } from '../../lib/leadership/leadership-options.js';
+import { TICK_RECORD_RETRY_MS } from '../../lib/leadership/tick.ledger.js';
 import type { FeatureScenario } from './feature-scenario.js';
 import { MAX_DRIFT } from './scenario.js';
 

@@ -1,7 +1,7 @@
-import { CronSchedule } from '../../lib/cron-schedule.js';
-import type { ElectionHandle } from '../../lib/election.handle.js';
+import { type CronMetadata, CronSchedule } from '../../lib/leadership/cron-schedule.js';
+import type { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
+import { type LeaderOnlyTick, OncePerTickRunner } from '../../lib/leadership/once-per-tick.runner.js';
 import type { HandoverRequest } from '../../lib/stores/lease-store.js';
-import { type TickJob, TickLedger } from '../../lib/tick.ledger.js';
 import type { CheckName, Violation } from './checker.js';
 import { featureBounds } from './feature-bounds.js';
 import type { FeatureEvent, FeatureScenario } from './feature-scenario.js';
@@ -18,7 +18,7 @@ interface Slot {
   stopRequested?: boolean;
 }
 
-const silent = { log: () => undefined, warn: () => undefined, debug: () => undefined };
+const silent = { log: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
 const name = (e: number) => `e${e}`;
 
 /**
@@ -44,14 +44,20 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
   const quietStart = scenario.faultMs;
   const quietEnd = quietStart + scenario.quietMs;
   let elections = Array.from({ length: scenario.elections }, (_, e) => name(e));
-  const tickJobs: TickJob[] = scenario.jobs.map((job) => ({
-    job: job.label,
-    label: job.label,
-    cron: { cronTime: job.periodS === 600 ? '0 */10 * * * *' : `*/${job.periodS} * * * * *` },
+  const crons: CronMetadata[] = scenario.jobs.map((job) => ({
+    cronTime: job.periodS === 600 ? '0 */10 * * * *' : `*/${job.periodS} * * * * *`,
   }));
-  const schedules = await Promise.all(tickJobs.map((job) => CronSchedule.load(job.label, job.cron)));
+  /** One `@LeaderOnly({ once: 'per-tick' })` method per job, as the decorator makes it (its label may collide). */
+  const ticks: LeaderOnlyTick[] = scenario.jobs.map((job, j) => ({
+    label: job.label,
+    missed: 'skip',
+    cron: () => crons[j],
+  }));
+  const schedules = await Promise.all(
+    scenario.jobs.map((job, j) => CronSchedule.load(job.label, crons[j] as CronMetadata)),
+  );
   const ran = new Map<string, number>();
-  const ledgers = new WeakMap<ElectionHandle, TickLedger>();
+  const runners = new WeakMap<ElectionRuntime, OncePerTickRunner>();
   /** Operators' requests as recorded, with the request each replaced in the store (if any). */
   const requests: Array<{ request: HandoverRequest; at: number; replaced?: HandoverRequest }> = [];
   /** Per election, the replica slot whose handover a `cut-drain` abandoned. */
@@ -122,40 +128,49 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     clock.setTimeout(wait, f - clock.wallNow());
   };
   /**
-   * The election's ledger, its jobs declared as the explorer does at startup (one `Provider<j>` each):
-   * a job whose key another job already holds is refused there, and never runs (the app would not start).
+   * The once-per-tick runner of the election's runtime, its jobs registered as the explorer does at
+   * startup (one `Provider<j>` each): a job whose key another job already holds is refused there, and
+   * never runs (the app would not start).
    */
-  const refused = new WeakMap<ElectionHandle, Set<number>>();
-  const ledgerOf = (handle: ElectionHandle, election: number): TickLedger => {
-    let ledger = ledgers.get(handle);
-    if (ledger) return ledger;
-    ledger = new TickLedger(handle, silent, () => Date.now());
-    ledgers.set(handle, ledger);
-    const declare = (ledger as { register?: (job: TickJob, owner: string) => void }).register?.bind(ledger);
+  const refused = new WeakMap<ElectionRuntime, Set<number>>();
+  const runnerOf = (handle: ElectionRuntime, election: number): OncePerTickRunner => {
+    let runner = runners.get(handle);
+    if (runner) return runner;
+    runner = new OncePerTickRunner(silent);
+    runners.set(handle, runner);
     const out = new Set<number>();
     scenario.jobs.forEach((job, j) => {
-      if (job.election !== election || !declare) return;
+      if (job.election !== election) return;
       try {
-        declare(tickJobs[j] as TickJob, `Provider${j}`);
+        (runner as OncePerTickRunner).register(
+          handle,
+          ticks[j] as LeaderOnlyTick,
+          crons[j] as CronMetadata,
+          `Provider${j}`,
+          () => undefined,
+        );
       } catch {
         out.add(j);
       }
     });
     refused.set(handle, out);
-    return ledger;
+    return runner;
   };
   const fireTick = (slot: Slot, j: number, f: number) => {
     const job = scenario.jobs[j] as FeatureScenario['jobs'][number];
     const handle = slot.replica.handles.get(name(job.election));
     if (!handle?.isLeader()) return;
-    const ledger = ledgerOf(handle, job.election);
+    const runner = runnerOf(handle, job.election);
     if (refused.get(handle)?.has(j)) return;
     const term = handle.term;
     const key = `${j}:${f}`;
     const fired = world.now;
-    void handle
-      .runLeading(job.label, () =>
-        (ledger as TickLedger).runTick(tickJobs[j] as TickJob, () => {
+    // As the `@LeaderOnly` runner does once the runtime answered "leading": the tick goes through the ledger.
+    void runner
+      .run(
+        handle,
+        ticks[j] as LeaderOnlyTick,
+        () => {
           if (process.env.SIM_TRACE_TICKS)
             console.log(`${world.now.toFixed(1)} ${slot.replica.identity} runs job ${j} tick ${f} term ${handle.term}`);
           // Policy: a run more than ¾ period late counts as the next tick. Its claim may add its store
@@ -171,7 +186,9 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
           ran.set(key, count);
           if (count > 1)
             fail('tick', `job ${j} (${job.label}) ran its tick ${new Date(f).toISOString()} ${count} times`);
-        }),
+        },
+        undefined,
+        [],
       )
       .catch((error: unknown) => fail('model', `tick of job ${j}: ${error}`));
     // Policy: a tick may be lost only across a failover; a run > ¾ period late counts as the next tick.
@@ -202,7 +219,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       if (!handle) return;
       const ms = rng.chance(scenario.work.stuck) ? scenario.work.stuckMs : rng.next() * scenario.work.maxMs;
       inNode(slot.replica.identity, () =>
-        handle.runLeaderOnly('Work.run', () => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+        handle.runIfLeader('Work.run', () => new Promise<void>((resolve) => setTimeout(resolve, ms))),
       );
     });
 
@@ -219,7 +236,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
         const key = `${identity}:${election}`;
         inNode(identity, () => {
           const isActing = handle.isLeader();
-          const leads = handle.elector.isLeader();
+          const leads = handle.holdsLease();
           const store = server.slot(election);
           if (isActing) {
             acting.set(election, [...(acting.get(election) ?? []), identity]);
@@ -231,14 +248,14 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
               );
           }
           if (handle.isSteppingDown) {
-            if (!stepping.has(key)) stepping.set(key, handle.elector.term);
+            if (!stepping.has(key)) stepping.set(key, handle.term);
           } else stepping.delete(key);
           const healthy = handle.health().healthy;
           if (!leads || isActing || !healthy) {
             notActing.delete(key);
             return;
           }
-          const term = handle.elector.term;
+          const term = handle.term;
           const since = notActing.get(key)?.term === term ? (notActing.get(key)?.since as number) : world.now;
           notActing.set(key, { since, term });
           // Draining for a handover honoured in this very term may take the drain; anything else one renewal.
@@ -439,9 +456,9 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
         if (!leader) return;
         const { identity } = leader.replica;
         cutNode.set(election, leader.index);
-        const handle = leader.replica.handles.get(election) as ElectionHandle;
+        const handle = leader.replica.handles.get(election) as ElectionRuntime;
         inNode(identity, () => {
-          handle.runLeaderOnly('Long.run', () => new Promise<void>((r) => setTimeout(r, 3 * timings.renewDeadlineMs)));
+          handle.runIfLeader('Long.run', () => new Promise<void>((r) => setTimeout(r, 3 * timings.renewDeadlineMs)));
           void handle
             .requestHandover({})
             .then(() => {

@@ -1,8 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import { Elector } from '../../lib/election/elector.js';
-import { ElectionHandle } from '../../lib/election.handle.js';
-import type { ResolvedLeaderElectionOptions } from '../../lib/interfaces/leader-election-options.interface.js';
-import { SpreadBalancer } from '../../lib/spread.balancer.js';
+import { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
+import type { LeadershipOptions } from '../../lib/leadership/leadership-options.js';
+import { SpreadBalancer } from '../../lib/leadership/spread.balancer.js';
 import type { FeatureScenario } from './feature-scenario.js';
 import type { SimStoreClient } from './sim-store.js';
 import type { NodeClock } from './world.js';
@@ -16,16 +16,17 @@ const silent = {
 };
 
 /**
- * One replica of the app, built as LeaderElectionService builds it (see its `newHandle`,
- * `addElection`, `removeElection` and `shutdown`), without Nest: a handle per election over a
- * real Elector on this replica's clock and store connection, and a spread balancer over them.
+ * One replica of the app, built as LeaderElectionService builds it (see its `newRuntime`,
+ * `addElection`, `removeElection` and `shutdown`), without Nest: an election runtime (what
+ * `election(name)` hands out as its `ElectionHandle`) per election over a real Elector on this
+ * replica's clock and store connection, and a spread balancer over them.
  */
 export class SimReplica {
-  readonly handles = new Map<string, ElectionHandle>();
+  readonly handles = new Map<string, ElectionRuntime>();
   readonly spread?: SpreadBalancer;
   started = false;
   stopping?: Promise<void>;
-  private readonly options: ResolvedLeaderElectionOptions;
+  private readonly options: LeadershipOptions;
 
   constructor(
     readonly identity: string,
@@ -36,13 +37,10 @@ export class SimReplica {
   ) {
     this.options = {
       store: client,
-      electionNames: elections,
-      spread: scenario.spread,
       shutdownTimeoutMs: scenario.shutdownTimeoutMs,
       stuckAfterMs: scenario.stuckAfterMs,
       resignWhenStuck: scenario.resignWhenStuck,
-      closeStoreOnShutdown: false,
-    } as unknown as ResolvedLeaderElectionOptions;
+    };
     for (const name of elections) this.handles.set(name, this.newHandle(name));
     if (scenario.spread) this.spread = new SpreadBalancer(this.handles, silent as unknown as Logger);
   }
@@ -53,7 +51,7 @@ export class SimReplica {
     if (!this.stopping) this.spread?.start();
   }
 
-  async addElection(name: string): Promise<ElectionHandle | undefined> {
+  async addElection(name: string): Promise<ElectionRuntime | undefined> {
     if (this.handles.has(name) || this.stopping) return undefined;
     const handle = this.newHandle(name);
     this.handles.set(name, handle);
@@ -79,9 +77,9 @@ export class SimReplica {
     return this.stopping;
   }
 
-  private newHandle(election: string): ElectionHandle {
+  private newHandle(election: string): ElectionRuntime {
     const { timings, standby } = this.scenario;
-    return new ElectionHandle({ options: this.options, logger: silent as unknown as Logger }, (handle) => {
+    return new ElectionRuntime({ options: this.options, logger: silent }, (runtime) => {
       return new Elector({
         store: this.client,
         election,
@@ -90,7 +88,7 @@ export class SimReplica {
         logger: silent,
         ...timings,
         ...(standby ?? {}),
-        handover: handle.handoverHooks,
+        handover: runtime.handoverHooks,
       });
     });
   }
