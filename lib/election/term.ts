@@ -26,9 +26,6 @@ export function deadlineSliceMs(renewDeadlineMs: number): number {
   return Math.max(MIN_DEADLINE_SLICE_MS, renewDeadlineMs / 16);
 }
 
-/** Live terms by their signal: lets a test read a term's deadline without calling the elector. */
-const bySignal = new WeakMap<AbortSignal, Term>();
-
 /**
  * One term of leadership: the lease we hold, the deadline we lead until, the term's AbortSignal
  * and the timer that ends it at the deadline.
@@ -55,15 +52,6 @@ export class Term {
     this.monoDeadline = sent.mono + renewDeadlineMs;
     this.wallDeadline = sent.wall + renewDeadlineMs;
     this.sliceMs = deadlineSliceMs(renewDeadlineMs);
-    bySignal.set(this.controller.signal, this);
-  }
-
-  /**
-   * Test seam: the term a signal belongs to, so a checker can ask {@link remainingMs} at any instant
-   * without the step-down a public read of the elector would cause.
-   */
-  static ofSignal(signal: AbortSignal): Term | undefined {
-    return bySignal.get(signal);
   }
 
   get signal(): AbortSignal {

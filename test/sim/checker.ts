@@ -1,5 +1,4 @@
 import type { Elector } from '../../lib/election/elector.js';
-import { Term } from '../../lib/election/term.js';
 import type { Scenario } from './scenario.js';
 import type { SentCall, SimLeaseServer, SimStoreClient } from './sim-store.js';
 import { switchesFromEnv } from './switches.js';
@@ -9,10 +8,11 @@ import type { NodeClock, World } from './world.js';
  * The checks, each named so it can be switched (`SIM_CHECKS=lag,overlap`). They trust only what
  * the simulation itself knows: true time, the store's lease, and when each request was *sent*
  * (the network's log). The electors are only observed: their events and the term signals they
- * handed out are read without calling them, and what `isLeader()` would answer is read from the
- * term itself (`Term.ofSignal(…).remainingMs()`, no side effect) at every instant. `isLeader()`
- * itself is called only at probe instants, the way a guard would, because every call of it may
- * step down and so would hide a late step-down.
+ * handed out are read without calling them. What `isLeader()` would answer is computed at every
+ * instant from the node's clocks and the send of the success that last extended the term (each
+ * `elected`/`renewed` event's `validUntil` must agree with it: a deadline later than the rule's is
+ * a `wall` violation). `isLeader()` itself is called only at probe instants, the way a guard would,
+ * because every call of it may step down and so would hide a late step-down.
  */
 export const CHECKS = [
   'overlap',
@@ -57,6 +57,13 @@ export interface Violation {
   check: CheckName;
   at: number;
   message: string;
+}
+
+/** A term as the checker knows it: its deadlines on the node's clocks, counted from the send that last extended it. */
+interface TermView {
+  term: number;
+  monoDeadline: number;
+  wallDeadline: number;
 }
 
 /** One elector instance as the checker follows it. */
@@ -107,6 +114,8 @@ export class Checker {
   };
   private readonly excused = new Set<string>();
   private readonly resumeOverlapping = new Set<string>();
+  /** Each term's deadlines by the signal the elector handed out for it (recorded at `elected`, moved at `renewed`). */
+  private readonly terms = new WeakMap<AbortSignal, TermView>();
 
   constructor(
     private readonly world: World,
@@ -161,6 +170,10 @@ export class Checker {
         w.leaseId = slot.leaseId;
         w.lastSuccess = slot.leaseId === undefined ? undefined : successes.get(slot.leaseId);
         if (w.lastSuccess?.kind !== 'acquire') this.fail('model', `${w.identity} elected without a delivered acquire`);
+        this.extended(w, term, event.validUntil);
+      } else if (event.type === 'renewed') {
+        // The renew's success reached the elector just before (its answer settles first): it extended the term.
+        if (w.term !== undefined && w.term === event.term) this.extended(w, w.term, event.validUntil);
       } else if (event.type === 'revoked') {
         w.revokes.push(this.world.now);
         if (w.signal && !w.signal.aborted)
@@ -170,6 +183,37 @@ export class Checker {
         w.leaseId = undefined;
       }
     });
+  }
+
+  /**
+   * The term was made or extended by the success last delivered (`w.lastSuccess`): its deadlines are
+   * that send's instants + renewDeadlineMs on each clock, the earlier one wins. The elector's own
+   * claim (`validUntil`, wall-clock) must say the same: later is leading past the rule.
+   */
+  private extended(w: Watched, term: number, validUntil: number | undefined): void {
+    const { renewDeadlineMs } = this.scenario.timings;
+    const sent = w.lastSuccess;
+    if (!w.signal || !sent) return;
+    const view = { term, monoDeadline: sent.local + renewDeadlineMs, wallDeadline: sent.wall + renewDeadlineMs };
+    this.terms.set(w.signal, view);
+    if (validUntil === undefined) return;
+    const rule = w.clock.wallNow() + this.remainingMs(w, view);
+    if (validUntil > rule + 1e-6)
+      this.fail(
+        'wall',
+        `${w.identity} term ${term} claims validUntil ${(validUntil - rule).toFixed(2)} ms past its deadline counted from the send of its last success`,
+        `claim:${w.identity}:${term}`,
+      );
+    else if (validUntil < rule - 1e-6)
+      this.fail(
+        'model',
+        `${w.identity} term ${term} claims validUntil ${(rule - validUntil).toFixed(2)} ms before its deadline`,
+      );
+  }
+
+  /** What the term's deadline check answers now: time left on the earlier deadline (≤ 0 once over). */
+  private remainingMs(w: Watched, view: TermView): number {
+    return Math.min(view.monoDeadline - w.clock.now(), view.wallDeadline - w.clock.wallNow());
   }
 
   /** Runs at every simulated instant. */
@@ -212,15 +256,15 @@ export class Checker {
           );
         }
       }
-      // What isLeader() would answer now, read from the term without stepping it down: exact,
-      // whatever the timers do, so it must never claim a lease the store does not hold for it, nor
-      // lead past either deadline counted from the send of its last success.
-      const term = Term.ofSignal(w.signal);
+      // What isLeader() would answer now, computed without stepping it down: exact, whatever the
+      // timers do, so it must never claim a lease the store does not hold for it, nor lead past
+      // either deadline counted from the send of its last success.
+      const term = this.terms.get(w.signal);
       if (!term) {
-        this.fail('model', `${w.identity} term ${w.term}: no Term behind its signal`);
+        this.fail('model', `${w.identity} term ${w.term}: no term recorded behind its signal`);
         continue;
       }
-      if (term.remainingMs() > 0) {
+      if (this.remainingMs(w, term) > 0) {
         if (!mine) {
           this.fail(
             'probe',
@@ -266,8 +310,8 @@ export class Checker {
    */
   probe(w: Watched): void {
     if (!w.clock.running || w.stopped) return;
-    const live = w.signal && !w.signal.aborted ? Term.ofSignal(w.signal) : undefined;
-    const expected = live !== undefined && live.remainingMs() > 0;
+    const live = w.signal && !w.signal.aborted ? this.terms.get(w.signal) : undefined;
+    const expected = live !== undefined && this.remainingMs(w, live) > 0;
     const answered = w.elector.isLeader();
     if (answered !== expected) {
       this.fail('model', `${w.identity} isLeader() answered ${answered}, its term's deadline says ${expected}`);
