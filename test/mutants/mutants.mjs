@@ -231,6 +231,14 @@ export const mutants = [
     tests: SIM,
   },
   {
+    id: 'sim-spread-replaces-operator-request',
+    rule: "#24 defect 3, simulation only: a spread request never replaces an operator's pending request for the same term (the store refuses it)",
+    file: 'lib/stores/memory/memory.store.ts',
+    from: 'if (spreadRequestYields(decodeHandoverRequest(slot.handover), request)) return false;',
+    to: '',
+    tests: SIM,
+  },
+  {
     id: 'margin-unchecked',
     rule: 'a safety margin below the stated minimum is refused at construction',
     file: 'lib/election/elector-options.ts',

@@ -9,6 +9,7 @@ import { SimReplica } from './replica.js';
 import { Rng } from './rng.js';
 import { SimLeaseServer, SimStoreClient } from './sim-store.js';
 import type { RunResult } from './simulate.js';
+import { spreadRequestOf } from './spread-race.js';
 import { inNode, installNodeTimers, LivelockError, NodeClock, World } from './world.js';
 
 interface Slot {
@@ -20,6 +21,8 @@ interface Slot {
 
 const silent = { log: () => undefined, warn: () => undefined, debug: () => undefined, error: () => undefined };
 const name = (e: number) => `e${e}`;
+/** How often a replica's spread tick lands right after an operator's request (see spread-race.ts). */
+const SPREAD_RACE = 0.5;
 
 /**
  * The feature world (see feature-scenario.ts): a fault phase, a quiet phase in which the liveness
@@ -65,6 +68,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
   /** Calm (no fault can strike): during warm-up and after the faults. */
   const calm = (at: number) => at < scenario.warmupMs || (at >= quietStart && at <= quietEnd);
   const settles: Array<{ what: string; at: number; settled?: number }> = [];
+  const spreadRaces = { filed: 0, yielded: 0 };
 
   const live = (s: Slot | undefined): s is Slot =>
     s !== undefined && !s.crashed && !s.stopRequested && s.replica.started && s.replica.clock.running;
@@ -314,13 +318,22 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     if (moved) {
       entry.done = true;
       // Another operator's request for the same term may have been the one honoured: visible.
-      // So may a spread request it replaced, if the leader was honouring it already (the race is visible:
-      // leadership moved elsewhere, the request is stale).
+      // So may a spread request it replaced, if the leader was honouring it already: it had read it
+      // before this request was written (the race is visible: leadership moved elsewhere, the request
+      // is stale). One it never read cannot have been honoured.
+      const { replaced } = entry;
       const rival =
         requests.some(
-          (r) => r !== entry && r.request.election === request.election && r.request.term === request.term,
+          (r) =>
+            r !== entry &&
+            r.request.election === request.election &&
+            r.request.term === request.term &&
+            (r.request.to === undefined || r.request.to === moved.holder),
         ) ||
-        (entry.replaced?.term === request.term && entry.replaced.to === moved.holder);
+        (replaced?.term === request.term &&
+          replaced.to === moved.holder &&
+          (server.requestReadAt.get(replaced.id) ?? Number.POSITIVE_INFINITY) <
+            (server.requestWrittenAt.get(request.id) ?? Number.NEGATIVE_INFINITY));
       if (request.to !== undefined && moved.holder !== request.to && liveIds.has(request.to) && !rival)
         fail(
           'request',
@@ -338,6 +351,26 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     fail(
       'request',
       `${request.reason} request ${request.id} for ${request.election}${request.to ? ` to ${request.to}` : ''} (term ${request.term}) neither honoured nor visibly replaced after ${bounds.requestMs.toFixed(0)} ms; the store holds ${pending ? `${pending.reason} request ${pending.id}` : 'no request'}`,
+    );
+  };
+
+  /** A replica leading fewer elections files the spread request its balancer would, for the operator's election. */
+  const spreadRace = (operators: HandoverRequest) => {
+    const filers = slots.flatMap((s) => {
+      if (!live(s)) return [];
+      const found = inNode(s.replica.identity, () => spreadRequestOf(s.replica, operators.election));
+      return found ? [{ slot: s, ...found }] : [];
+    });
+    const filer = filers[Math.floor(rng.next() * filers.length)];
+    if (!filer) return;
+    spreadRaces.filed += 1;
+    inNode(filer.slot.replica.identity, () =>
+      filer.handle.requestSpreadHandover(filer.options).then(
+        (request) => {
+          if (!request) spreadRaces.yielded += 1;
+        },
+        () => undefined,
+      ),
     );
   };
 
@@ -381,6 +414,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
           ticks: ran.size,
           requests: requests.length,
           spreadRequests: server.requestsByReason.get('spread'),
+          spreadRaces,
           settles: settles.length,
           sent: server.sent.length,
         }),
@@ -494,8 +528,13 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
         const options = target ? { to: target.replica.identity } : {};
         inNode(slot.replica.identity, () =>
           handle.requestHandover(options).then(
-            (request) =>
-              request && requests.push({ request, at: world.now, replaced: server.replaced.get(request.id) }),
+            (request) => {
+              if (!request) return;
+              requests.push({ request, at: world.now, replaced: server.replaced.get(request.id) });
+              // Spread runs on every replica: its tick may come before the holder reads this request.
+              if (rng.chance(SPREAD_RACE))
+                world.schedule(world.now + (rng.next() * timings.renewIntervalMs) / 2, () => spreadRace(request));
+            },
             () => undefined,
           ),
         );

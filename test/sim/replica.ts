@@ -25,6 +25,8 @@ export class SimReplica {
   readonly handles = new Map<string, ElectionRuntime>();
   readonly spread?: SpreadBalancer;
   started = false;
+  /** The spread balancer runs (started, not yet stopped): its ticks may file spread requests. */
+  spreading = false;
   stopping?: Promise<void>;
   private readonly options: LeadershipOptions;
 
@@ -48,7 +50,10 @@ export class SimReplica {
   async start(): Promise<void> {
     this.started = true;
     await Promise.all([...this.handles.values()].map((handle) => handle.start(undefined)));
-    if (!this.stopping) this.spread?.start();
+    if (!this.stopping && this.spread) {
+      this.spread.start();
+      this.spreading = true;
+    }
   }
 
   async addElection(name: string): Promise<ElectionRuntime | undefined> {
@@ -72,6 +77,7 @@ export class SimReplica {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.spread?.stop();
+      this.spreading = false;
       await Promise.all([...this.handles.values()].map((handle) => handle.stop()));
     })();
     return this.stopping;

@@ -114,6 +114,9 @@ export class SimLeaseServer {
   readonly terms: Array<{ election: string; term: number; holder: string; at: number }> = [];
   /** The pending request each recorded request replaced, by the new request's id. */
   readonly replaced = new Map<string, HandoverRequest>();
+  /** When each recorded request was written, and first read back (true time): who could have seen what. */
+  readonly requestWrittenAt = new Map<string, number>();
+  readonly requestReadAt = new Map<string, number>();
   /** Handover requests the server received, by reason (`operator`, `spread`). */
   readonly requestsByReason = new Map<string, number>();
   faultsOn = false;
@@ -241,12 +244,16 @@ export class SimLeaseServer {
         if (written !== false) {
           if (previous) this.replaced.set(request.id, previous);
           shadow.request = request;
+          this.requestWrittenAt.set(request.id, this.world.now);
         }
         this.requestsByReason.set(request.reason, (this.requestsByReason.get(request.reason) ?? 0) + 1);
         return written;
       }
-      case 'readHandover':
-        return this.inner.readHandover(election, { signal });
+      case 'readHandover': {
+        const pending = await this.inner.readHandover(election, { signal });
+        if (pending && !this.requestReadAt.has(pending.id)) this.requestReadAt.set(pending.id, this.world.now);
+        return pending;
+      }
       case 'clearHandover':
         await this.inner.clearHandover(election, payload.id as string, { signal });
         if (shadow.request?.id === payload.id) shadow.request = undefined;
