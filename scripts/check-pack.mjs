@@ -162,9 +162,8 @@ function compileConsumer(shippedFiles, pkg) {
 
     const tsc7 = join(root, 'node_modules/typescript/bin/tsc');
     // TypeScript 7 removed node10 resolution; apps on it (Nest <= 10 tsconfigs) build with TypeScript
-    // 5 or 6. The TypeScript 6 installed here is tshy's own (no longer the build tool: a devDependency
-    // kept for this compiler until TypeScript 6 is a devDependency of its own).
-    const ts6 = createRequire(join(root, 'node_modules/tshy/package.json')).resolve('typescript/package.json');
+    // 5 or 6: TypeScript 6 is a devDependency of its own for this check (`typescript6`, an npm alias).
+    const ts6 = createRequire(join(root, 'package.json')).resolve('typescript6/package.json');
     const tsc6 = join(dirname(ts6), 'bin/tsc');
     const modes = [
       { mode: 'nodenext', tsc: tsc7, files: ['consumer.cts', 'consumer.mts'], options: { module: 'nodenext' } },
