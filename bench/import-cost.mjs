@@ -21,13 +21,13 @@ const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 7;
 const ENTRIES = [
   { label: '@nestjs/core alone', esm: '@nestjs/core', cjs: '@nestjs/core' },
   {
-    label: 'nestjs-leader-election',
+    label: '@leaderlease/nestjs',
     esm: 'dist/esm/index.js',
     cjs: 'dist/commonjs/index.js',
     'esm+core': 'dist/esm/index.js',
   },
   ...['postgres', 'mysql', 'redis', 'etcd', 'terminus', 'testing'].map((sub) => ({
-    label: `nestjs-leader-election/${sub}`,
+    label: `@leaderlease/nestjs/${sub}`,
     esm: `dist/esm/${sub}.js`,
     cjs: `dist/commonjs/${sub}.js`,
   })),

@@ -1,3 +1,3 @@
-// nestjs-leader-election/etcd: the etcd v3 lease store. Its driver `etcd3` is an optional peer
+// @leaderlease/nestjs/etcd: the etcd v3 lease store. Its driver `etcd3` is an optional peer
 // dependency: only importing this subpath loads it, the root entry never does.
 export { EtcdLeaseStore, type EtcdLeaseStoreOptions } from './stores/etcd/etcd.store.js';

@@ -1,9 +1,9 @@
 // Public API: what an app uses. Drivers other than Azure live behind their own subpaths
-// (nestjs-leader-election/postgres, /mysql, /redis, /etcd) and the health indicator behind
+// (@leaderlease/nestjs/postgres, /mysql, /redis, /etcd) and the health indicator behind
 // /terminus, so importing this file loads none of those optional peers. The Azure SDK is a dependency
 // but is imported only when an AzureBlobLeaseStore is built (lib/stores/azure/azure-client.ts).
 // What a store author needs (the LeaseStore contract, its types, errors and capability guards) is
-// `nestjs-leader-election/store` (lib/store.ts); test/unit/public-api.spec.ts keeps this list short.
+// `@leaderlease/nestjs/store` (lib/store.ts); test/unit/public-api.spec.ts keeps this list short.
 
 export {
   Elector,

@@ -1,4 +1,4 @@
-// nestjs-leader-election/mysql: the MySQL / MariaDB lease store. Its driver `mysql2` is an optional peer
+// @leaderlease/nestjs/mysql: the MySQL / MariaDB lease store. Its driver `mysql2` is an optional peer
 // dependency: only importing this subpath loads it, the root entry never does.
 export {
   MySqlLeaseStore,

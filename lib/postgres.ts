@@ -1,4 +1,4 @@
-// nestjs-leader-election/postgres: the PostgreSQL lease store. Its driver `pg` is an optional peer
+// @leaderlease/nestjs/postgres: the PostgreSQL lease store. Its driver `pg` is an optional peer
 // dependency: only importing this subpath loads it, the root entry never does.
 export {
   PostgresLeaseStore,

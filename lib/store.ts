@@ -1,4 +1,4 @@
-// Entry `nestjs-leader-election/store`: for people who write a lease store. The `LeaseStore` contract
+// Entry `@leaderlease/nestjs/store`: for people who write a lease store. The `LeaseStore` contract
 // (its documentation is the specification), the types of its calls, the typed errors a store throws,
 // the capability guards the elector asks a store through, and the limits a store must accept. An app
 // needs none of it: the root entry has the stores we ship and the errors an app catches.

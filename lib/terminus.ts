@@ -1,2 +1,2 @@
-// Entry `nestjs-leader-election/terminus`: everything that needs @nestjs/terminus (an optional peer).
+// Entry `@leaderlease/nestjs/terminus`: everything that needs @nestjs/terminus (an optional peer).
 export { LeaderElectionHealthIndicator } from './nest/health/leader-election.health.js';

@@ -1,4 +1,4 @@
-// Entry `nestjs-leader-election/testing`: unit-test an app's leader-only code without a store.
+// Entry `@leaderlease/nestjs/testing`: unit-test an app's leader-only code without a store.
 // LeaderElectionTestingModule replaces LeaderElectionModule; TestingLeadership moves leadership;
 // FakeClock drives a raw Elector (`new Elector({ store, election, clock })`) deterministically.
 export { FakeClock } from './shared/fake-clock.js';

@@ -146,7 +146,7 @@ function compileConsumer(shippedFiles, pkg) {
   const app = mkdtempSync(join(root, '.tmp', 'check-pack-consumer-'));
   try {
     for (const file of shippedFiles) cpSync(join(root, file), join(app, 'node_modules', pkg.name, file));
-    // Its own package.json: without one, `import 'nestjs-leader-election'` would resolve to this
+    // Its own package.json: without one, `import '@leaderlease/nestjs'` would resolve to this
     // repository itself (self-reference), not to the installed copy. No "type": CommonJS, as Nest 11 apps.
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'check-pack-consumer', private: true }));
     const specifiers = Object.keys(pkg.exports)

@@ -10,7 +10,7 @@
 // table of its own per run) and checks that exactly one of them runs the `@Cron @LeaderOnly` job,
 // that the follower's `@LeaderOnly` route answers 503 with Retry-After and X-Leader-Id naming the
 // leader, and that both exit by themselves on SIGTERM. `--without-kit` leaves out the specs that
-// need `nestjs-leader-election/testing`'s kit. Exit code: 0 when every app passed.
+// need `@leaderlease/nestjs/testing`'s kit. Exit code: 0 when every app passed.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

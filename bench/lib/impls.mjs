@@ -42,7 +42,7 @@ export function uniqueElection(prefix) {
  */
 export function ours(store, timings) {
   return {
-    label: `nestjs-leader-election (${store})`,
+    label: `@leaderlease/nestjs (${store})`,
     short: `ours/${store}`,
     store,
     timings,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `nestjs-leader-election` command. All logic is in main.ts (tested in-process); this file only
+// The `leaderlease` command. All logic is in main.ts (tested in-process); this file only
 // connects it to the process: argv, stdout/stderr, the environment and Ctrl-C.
 import { runCli } from './main.js';
 

@@ -141,8 +141,8 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
 }
 
 function cliProgram(output: CliOutput): Command {
-  return new Command('nestjs-leader-election')
-    .description('Operator tool for nestjs-leader-election: inspect elections and request handovers.')
+  return new Command('leaderlease')
+    .description('Operator tool for @leaderlease/nestjs: inspect elections and request handovers.')
     .exitOverride()
     .configureOutput({
       writeOut: (text) => output.out(text.replace(/\n$/, '')),

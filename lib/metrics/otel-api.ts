@@ -74,4 +74,4 @@ export async function resolveMetrics(): Promise<{ meter: Meter | undefined; wiri
   return { meter, wiring: 'recording' };
 }
 
-export const METER_NAME = 'nestjs-leader-election';
+export const METER_NAME = '@leaderlease/nestjs';

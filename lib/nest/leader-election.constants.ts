@@ -26,14 +26,14 @@ export const LEADERSHIP_HOOKS_METADATA = 'leader-election:hooks';
  * A registered Symbol (`Symbol.for`), so the CommonJS and ESM copies of this package, should an app
  * load both, mark and read the same key.
  */
-export const LEADER_ELECTION_BINDING = Symbol.for('nestjs-leader-election:binding');
+export const LEADER_ELECTION_BINDING = Symbol.for('@leaderlease/nestjs:binding');
 
 /**
  * String alias of the LeaderElectionService provider. The guard injects it by this token, not by
  * class, so a `@LeaderOnly` route decorated by the other copy (CommonJS vs ESM) of this package
  * still finds the service of the module the app imported.
  */
-export const LEADER_ELECTION_SERVICE = 'nestjs-leader-election:LeaderElectionService';
+export const LEADER_ELECTION_SERVICE = '@leaderlease/nestjs:LeaderElectionService';
 
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 

@@ -14,7 +14,7 @@ export const nestMessages = {
   refusedNonHttp: (type: string, election: string) =>
     `refused a ${type} call: not the leader of "${election}" (answered with the transport's Forbidden error)`,
   unbound: (target: string) =>
-    `${target} is @LeaderOnly() but its instance is not bound to an application's leader election, so nobody can tell whether it may run: it was created with new, is request-scoped or transient, or its application is not initialised yet. Let Nest create it in an application that imports LeaderElectionModule and call init() (app.init() / moduleRef.init()); in unit tests import LeaderElectionTestingModule from nestjs-leader-election/testing, or bind an instance made with new by TestingLeadership.bind(instance)`,
+    `${target} is @LeaderOnly() but its instance is not bound to an application's leader election, so nobody can tell whether it may run: it was created with new, is request-scoped or transient, or its application is not initialised yet. Let Nest create it in an application that imports LeaderElectionModule and call init() (app.init() / moduleRef.init()); in unit tests import LeaderElectionTestingModule from @leaderlease/nestjs/testing, or bind an instance made with new by TestingLeadership.bind(instance)`,
   nonStaticProvider: (target: string) =>
     `${target} is @LeaderOnly() or a leadership hook in a request-scoped or transient provider: its calls cannot be tracked, so outside routes they throw (routes stay protected by LeaderOnlyGuard) and hooks are not called`,
   boundElsewhere: (target: string) =>
@@ -35,7 +35,7 @@ export const nestMessages = {
   // Metrics (issue 15): which way the service records them.
   metricsWiring: (wiring: 'recording' | 'no-api' | 'no-sdk') =>
     wiring === 'recording'
-      ? 'metrics: recording through the registered OpenTelemetry MeterProvider (meter "nestjs-leader-election")'
+      ? 'metrics: recording through the registered OpenTelemetry MeterProvider (meter "@leaderlease/nestjs")'
       : wiring === 'no-sdk'
         ? 'metrics: not recorded: @opentelemetry/api is installed but no SDK MeterProvider was registered when the module started (register it before NestFactory.create)'
         : 'metrics: not recorded: @opentelemetry/api is not installed (an optional peer; install it and an SDK to record)',

@@ -1,5 +1,5 @@
 /**
- * The texts of the testing kit (nestjs-leader-election/testing). None may include a connection string,
+ * The texts of the testing kit (@leaderlease/nestjs/testing). None may include a connection string,
  * account key or SAS: callers pass only names, numbers and already-redacted error messages.
  */
 export const testingMessages = {

@@ -1,8 +1,8 @@
+import { LeaderElectionModule } from '@leaderlease/nestjs';
+import { LeaderElectionHealthIndicator } from '@leaderlease/nestjs/terminus';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TerminusModule } from '@nestjs/terminus';
-import { LeaderElectionModule } from 'nestjs-leader-election';
-import { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
 import { BillingService } from './billing.service.js';
 import { CleanupService } from './cleanup.service.js';
 import { leaderElectionOptions } from './config.js';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LeaderElectionService, LeaderOnly } from '@leaderlease/nestjs';
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
-import { LeaderElectionService, LeaderOnly } from 'nestjs-leader-election';
 import { jobElections } from './config.js';
 import { logEvent } from './log-event.js';
 

@@ -1,6 +1,6 @@
+import { LeaderElectionService, LeaderOnly } from '@leaderlease/nestjs';
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron } from '@nestjs/schedule';
-import { LeaderElectionService, LeaderOnly } from 'nestjs-leader-election';
 import { jobElections } from './config.js';
 import { logEvent } from './log-event.js';
 

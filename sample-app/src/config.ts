@@ -1,4 +1,4 @@
-import { AzureBlobLeaseStore, type LeaderElectionModuleOptions } from 'nestjs-leader-election';
+import { AzureBlobLeaseStore, type LeaderElectionModuleOptions } from '@leaderlease/nestjs';
 
 /** The sample app's elections when the environment names none: the first is the default. */
 const DEFAULT_ELECTIONS = ['reports', 'billing', 'cleanup'];

@@ -1,6 +1,6 @@
+import { LeaderElectionHealthIndicator } from '@leaderlease/nestjs/terminus';
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
-import { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
 
 @Controller('health')
 export class HealthController {

@@ -1,5 +1,5 @@
+import { LeaderOnly } from '@leaderlease/nestjs';
 import { Controller, HttpCode, HttpStatus, Post, ServiceUnavailableException } from '@nestjs/common';
-import { LeaderOnly } from 'nestjs-leader-election';
 import { jobElections } from './config.js';
 import { JobsService, type ReportResult } from './jobs.service.js';
 

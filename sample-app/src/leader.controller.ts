@@ -1,3 +1,5 @@
+import { LeaderElectionService, NoLeaderError } from '@leaderlease/nestjs';
+import type { HandoverRequest } from '@leaderlease/nestjs/store';
 import {
   BadRequestException,
   Body,
@@ -11,8 +13,6 @@ import {
   ServiceUnavailableException,
   Sse,
 } from '@nestjs/common';
-import { LeaderElectionService, NoLeaderError } from 'nestjs-leader-election';
-import type { HandoverRequest } from 'nestjs-leader-election/store';
 import { map, type Observable } from 'rxjs';
 import { parseHandoverBody } from './handover.request.js';
 import { LeadershipFeed } from './leadership.feed.js';

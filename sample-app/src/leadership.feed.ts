@@ -1,5 +1,5 @@
+import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from '@leaderlease/nestjs';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from 'nestjs-leader-election';
 import { interval, map, merge, type Observable, Subject, startWith, takeUntil } from 'rxjs';
 
 /** One election as the status page and `GET /leader` show it. */

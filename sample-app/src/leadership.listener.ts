@@ -1,5 +1,5 @@
+import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from '@leaderlease/nestjs';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from 'nestjs-leader-election';
 import { logEvent } from './log-event.js';
 
 /**

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { OnElected } from '@leaderlease/nestjs';
 import { Injectable, Logger } from '@nestjs/common';
-import { OnElected } from 'nestjs-leader-election';
 import { logEvent } from './log-event.js';
 
 /**

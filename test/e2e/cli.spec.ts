@@ -1,4 +1,4 @@
-// The `nestjs-leader-election` command as an operator runs it: a separate Node process (the
+// The `leaderlease` command as an operator runs it: a separate Node process (the
 // TypeScript source through the swc loader, as the other e2e children) against the machine's
 // PostgreSQL. The test plays the replicas: it holds the lease, and acts on the handover request
 // the CLI records the way an elector does (release reserved for the target, which then acquires).

@@ -70,7 +70,7 @@ class Watched {
 
 const STORE = 'InMemoryLeaseStore';
 /** The Prometheus exporter's default adds the instrumentation scope to every series. */
-const SCOPE = { otel_scope_name: 'nestjs-leader-election' };
+const SCOPE = { otel_scope_name: '@leaderlease/nestjs' };
 
 /** The label names of every sample named `name` (sorted, one entry per distinct set). */
 function labelSets(samples: Sample[], name: string): string[][] {

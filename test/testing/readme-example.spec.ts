@@ -1,5 +1,5 @@
 // The README's "Testing your app" Jest example, verbatim but for the two import paths
-// ('nestjs-leader-election' and 'nestjs-leader-election/testing' in the README) and the
+// ('@leaderlease/nestjs' and '@leaderlease/nestjs/testing' in the README) and the
 // @jest/globals import that Jest's ESM mode needs (CommonJS Jest has a global `jest`).
 import 'reflect-metadata';
 import { jest } from '@jest/globals';

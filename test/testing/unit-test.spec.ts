@@ -1,5 +1,5 @@
 // How a user unit-tests leader-only code with the testing kit: only public API, as from the package
-// (`nestjs-leader-election` and `nestjs-leader-election/testing`).
+// (`@leaderlease/nestjs` and `@leaderlease/nestjs/testing`).
 import 'reflect-metadata';
 import { Controller, type INestApplication, Injectable, Post } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';

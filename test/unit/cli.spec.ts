@@ -421,7 +421,7 @@ describe('CLI options and exit codes', () => {
     [['handover'], {}, /required option '--election <name>' not specified/],
     [['handover', '--election', 'a', '--reason', ' '], {}, /--reason must be non-empty text/],
     [['status', '--nope'], {}, /unknown option '--nope'/],
-    [[], {}, /Usage: nestjs-leader-election/],
+    [[], {}, /Usage: leaderlease/],
   ])('exits 2 on a usage error: %j %j', async (argv, env, message) => {
     const run = await cli(argv, new InMemoryLeaseStore(), { env });
     expect(run.code).toBe(ExitCode.usage);
@@ -587,7 +587,7 @@ describe('CLI packaging', () => {
       bin: Record<string, string>;
       dependencies: Record<string, string>;
     };
-    expect(manifest.bin).toEqual({ 'nestjs-leader-election': './dist/esm/cli/bin.js' });
+    expect(manifest.bin).toEqual({ leaderlease: './dist/esm/cli/bin.js' });
     expect(manifest.dependencies.commander).toMatch(/^\d+\.\d+\.\d+$/);
     expect(readFileSync(join(ROOT, 'lib/cli/bin.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
   });

@@ -89,14 +89,14 @@ export function failoverRows(stores, results, rtt) {
 function sideInfo(rtt) {
   return {
     'ours-pg': {
-      subject: 'nestjs-leader-election (PostgreSQL)',
+      subject: '@leaderlease/nestjs (PostgreSQL)',
       crashBound: DEFAULTS.leaseMs + DEFAULTS.retryMs * (1 + JITTER) + TICK_MS,
       crashText: 'lease + retry',
       handBound: 3 * rtt.postgres + TICK_MS,
       handText: '1 round trip (NOTIFY)',
     },
     'ours-etcd': {
-      subject: 'nestjs-leader-election (etcd)',
+      subject: '@leaderlease/nestjs (etcd)',
       crashBound: DEFAULTS.leaseMs + DEFAULTS.retryMs * (1 + JITTER) + TICK_MS,
       crashText: 'lease + retry (watch: ≈ lease + 0.5 s)',
       handBound: 3 * rtt.etcd + TICK_MS,

@@ -39,7 +39,7 @@ import { nestMessages as messages } from '../nest.messages.js';
  * not yet initialised) cannot be judged: its non-route calls throw (reject, when `async`) an error
  * saying how to fix it, instead of being skipped unseen. In unit tests, let Nest create the
  * instance with `LeaderElectionTestingModule`, or bind a `new` one with `TestingLeadership.bind()`
- * (`nestjs-leader-election/testing`).
+ * (`@leaderlease/nestjs/testing`).
  *
  * Options (`@LeaderOnly('name')` is short for `{ election: 'name' }`):
  * - `election`: the election that decides (default: the app's default election, the first of

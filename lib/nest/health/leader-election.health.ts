@@ -3,7 +3,7 @@ import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/term
 import { LeaderElectionService } from '../leader-election.service.js';
 
 /**
- * Terminus health indicator for the leader election (subpath `nestjs-leader-election/terminus`,
+ * Terminus health indicator for the leader election (subpath `@leaderlease/nestjs/terminus`,
  * so the main entry never needs @nestjs/terminus). Add it to the providers of the module that
  * imports `TerminusModule`:
  *

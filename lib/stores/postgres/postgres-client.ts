@@ -47,7 +47,7 @@ export function poolConfig(connection: string | PoolConfig, queryTimeoutMs: numb
     keepAlive: true,
     max: 4,
     allowExitOnIdle: true,
-    application_name: 'nestjs-leader-election',
+    application_name: 'leaderlease',
     ...config,
   };
 }

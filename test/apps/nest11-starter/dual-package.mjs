@@ -5,11 +5,11 @@
 import 'reflect-metadata';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import * as esm from '@leaderlease/nestjs';
 import { Controller, Injectable, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import * as esm from 'nestjs-leader-election';
 
-const cjs = createRequire(import.meta.url)('nestjs-leader-election');
+const cjs = createRequire(import.meta.url)('@leaderlease/nestjs');
 const electionModule = () =>
   esm.LeaderElectionModule.forRoot({ store: new esm.InMemoryLeaseStore(), election: 'dual' });
 

@@ -22,7 +22,7 @@ export interface ResultRow {
 /** `1234 ms` for a number of milliseconds. */
 export const ms = (value: number) => `${Math.round(value)} ms`;
 
-const RESULTS_DIR = join(tmpdir(), 'nestjs-leader-election-chaos');
+const RESULTS_DIR = join(tmpdir(), 'leaderlease-chaos');
 
 /** Collects a spec file's rows; `flush()` prints its table and rewrites the run's summary. */
 export class Results {

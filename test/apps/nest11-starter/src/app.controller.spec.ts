@@ -1,6 +1,7 @@
 // Needs no testing kit: the real module over the in-memory store elects this single instance.
+
+import { InMemoryLeaseStore, LeaderElectionModule, LeaderElectionService } from '@leaderlease/nestjs';
 import { Test, TestingModule } from '@nestjs/testing';
-import { InMemoryLeaseStore, LeaderElectionModule, LeaderElectionService } from 'nestjs-leader-election';
 import { AppController } from './app.controller';
 import { JobsService } from './jobs.service';
 

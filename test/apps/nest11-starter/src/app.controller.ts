@@ -1,5 +1,5 @@
+import { LeaderElectionService, LeaderOnly } from '@leaderlease/nestjs';
 import { Controller, Get, Post } from '@nestjs/common';
-import { LeaderElectionService, LeaderOnly } from 'nestjs-leader-election';
 import { JobsService } from './jobs.service';
 
 @Controller()

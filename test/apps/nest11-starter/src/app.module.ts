@@ -1,7 +1,7 @@
+import { LeaderElectionModule } from '@leaderlease/nestjs';
+import { PostgresLeaseStore } from '@leaderlease/nestjs/postgres';
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
-import { LeaderElectionModule } from 'nestjs-leader-election';
-import { PostgresLeaseStore } from 'nestjs-leader-election/postgres';
 import { AppController } from './app.controller';
 import { JobsService } from './jobs.service';
 

@@ -1,6 +1,7 @@
 // Written with the package's testing kit: leadership is switched by hand, no store, no timers.
+
+import { LeaderElectionTestingModule, TestingLeadership } from '@leaderlease/nestjs/testing';
 import { Test, TestingModule } from '@nestjs/testing';
-import { LeaderElectionTestingModule, TestingLeadership } from 'nestjs-leader-election/testing';
 import { AppController } from './app.controller';
 import { JobsService } from './jobs.service';
 

@@ -1,6 +1,6 @@
+import { LeaderOnly } from '@leaderlease/nestjs';
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
-import { LeaderOnly } from 'nestjs-leader-election';
 
 @Injectable()
 export class JobsService {

@@ -2,14 +2,14 @@
 // error. Should the package's declarations of an entry go missing (everything becomes `any`), the
 // markers are unused and the build fails with TS2578. Every entry is here: a broken `exports`,
 // `typesVersions` (node10) or .d.ts of any one fails this app's build.
-import { LeaderElectionModule, LeaderOnly } from 'nestjs-leader-election';
-import { EtcdLeaseStore } from 'nestjs-leader-election/etcd';
-import { MySqlLeaseStore } from 'nestjs-leader-election/mysql';
-import { PostgresLeaseStore } from 'nestjs-leader-election/postgres';
-import { RedisLeaseStore } from 'nestjs-leader-election/redis';
-import { type LeaseStoreLimits, supportsState } from 'nestjs-leader-election/store';
-import type { LeaderElectionHealthIndicator } from 'nestjs-leader-election/terminus';
-import { FakeClock, LeaderElectionTestingModule, type TestingLeadership } from 'nestjs-leader-election/testing';
+import { LeaderElectionModule, LeaderOnly } from '@leaderlease/nestjs';
+import { EtcdLeaseStore } from '@leaderlease/nestjs/etcd';
+import { MySqlLeaseStore } from '@leaderlease/nestjs/mysql';
+import { PostgresLeaseStore } from '@leaderlease/nestjs/postgres';
+import { RedisLeaseStore } from '@leaderlease/nestjs/redis';
+import { type LeaseStoreLimits, supportsState } from '@leaderlease/nestjs/store';
+import type { LeaderElectionHealthIndicator } from '@leaderlease/nestjs/terminus';
+import { FakeClock, LeaderElectionTestingModule, type TestingLeadership } from '@leaderlease/nestjs/testing';
 
 export function typesCheck(health: LeaderElectionHealthIndicator, leadership: TestingLeadership) {
   // @ts-expect-error once is 'per-tick' or nothing

@@ -1,9 +1,10 @@
 // billing.jobs.spec.ts
+
+import { type ElectedHookEvent, LeaderOnly, OnElected, OnRevoked } from '@leaderlease/nestjs';
+import { LeaderElectionTestingModule, TestingLeadership } from '@leaderlease/nestjs/testing';
 import { Controller, type INestApplication, Injectable, Post } from '@nestjs/common';
 import { Cron, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { type ElectedHookEvent, LeaderOnly, OnElected, OnRevoked } from 'nestjs-leader-election';
-import { LeaderElectionTestingModule, TestingLeadership } from 'nestjs-leader-election/testing';
 import request from 'supertest';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
