@@ -1,3 +1,9 @@
+/**
+ * The root entry: `LeaderElectionModule`, `LeaderElectionService`, `@LeaderOnly()` and the
+ * leadership hooks, the guard, the `Elector` for use without Nest, the Azure Blob and in-memory stores,
+ * and the errors an app catches.
+ * @module @leaderlease/nestjs
+ */
 // Public API: what an app uses. Drivers other than Azure live behind their own subpaths
 // (@leaderlease/nestjs/postgres, /mysql, /redis, /etcd) and the health indicator behind
 // /terminus, so importing this file loads none of those optional peers. The Azure SDK is a dependency
@@ -16,6 +22,12 @@ export {
   type LeadershipEvent,
 } from './election/elector.js';
 export { DEFAULT_TIMINGS, type ElectorTimings } from './election/elector-options.js';
+export type {
+  ElectionHandle,
+  LeaderElectionState,
+  LeaderElectionStatus,
+  LeadershipTerm,
+} from './leadership/election.handle.js';
 export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
 export {
   type ElectedHookEvent,
@@ -26,6 +38,7 @@ export {
   OnRevoked,
   type RevokedHookEvent,
 } from './nest/decorators/leadership-hooks.decorator.js';
+export type { HandoverRequestInput } from './nest/interfaces/handover-request-input.interface.js';
 export type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
@@ -34,14 +47,7 @@ export { LEADER_ELECTION_MODULE_OPTIONS } from './nest/leader-election.constants
 // Nest integration
 export { LeaderElectionModule } from './nest/leader-election.module.js';
 export type { LeaderElectionOptionsFactory } from './nest/leader-election.module-definition.js';
-export {
-  type ElectionHandle,
-  type HandoverRequestInput,
-  LeaderElectionService,
-  type LeaderElectionState,
-  type LeaderElectionStatus,
-  type LeadershipTerm,
-} from './nest/leader-election.service.js';
+export { LeaderElectionService } from './nest/leader-election.service.js';
 export { InjectLeaderElectionOptions } from './nest/leader-election-options.decorator.js';
 export { NotLeaderException, type NotLeaderResponseBody } from './nest/leader-only.exception.js';
 export { LeaderOnlyGuard } from './nest/leader-only.guard.js';

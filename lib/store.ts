@@ -1,3 +1,8 @@
+/**
+ * For people who write a lease store: the `LeaseStore` contract (its documentation is the
+ * specification), the types of its calls, the typed errors a store throws and the capability guards.
+ * @module @leaderlease/nestjs/store
+ */
 // Entry `@leaderlease/nestjs/store`: for people who write a lease store. The `LeaseStore` contract
 // (its documentation is the specification), the types of its calls, the typed errors a store throws,
 // the capability guards the elector asks a store through, and the limits a store must accept. An app

@@ -2,7 +2,7 @@
 // @ts-check
 // `npm run check:pack`: what `npm publish` would upload, checked before anyone uploads it.
 //   1. the file list of `npm pack --dry-run --json` (which runs `prepack`, i.e. the build):
-//      only dist/ plus README/LICENSE/CHANGELOG/package.json; no tests, no TypeScript sources,
+//      only dist/ and docs/*.md plus README/LICENSE/CHANGELOG/package.json; no tests, no TypeScript sources,
 //      no source maps (their sources are not shipped, so a map would point nowhere);
 //   2. every `exports` and `bin` target is in the tarball (a bin with its shebang), and every .js
 //      there has its .d.ts (but the ESM build's shared chunks, see scripts/bundle-esm.mjs);
@@ -49,7 +49,11 @@ const shipped = new Set(files);
 
 const allowedTopLevel = new Set(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']);
 for (const file of files) {
-  if (!file.startsWith('dist/') && !allowedTopLevel.has(file)) failures.push(`unexpected file in the package: ${file}`);
+  // docs/: the Markdown pages the README links to (relative links), readable in node_modules too.
+  const isDoc = file.startsWith('docs/') && file.endsWith('.md');
+  if (!file.startsWith('dist/') && !isDoc && !allowedTopLevel.has(file)) {
+    failures.push(`unexpected file in the package: ${file}`);
+  }
   if (/(^|\/)(test|tests|__tests__|fixtures)\//.test(file) || /\.(spec|test)\.[cm]?[jt]s$/.test(file)) {
     failures.push(`test file in the package: ${file}`);
   }

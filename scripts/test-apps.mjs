@@ -11,10 +11,15 @@
 // that the follower's `@LeaderOnly` route answers 503 with Retry-After and X-Leader-Id naming the
 // leader, and that both exit by themselves on SIGTERM. `--without-kit` leaves out the specs that
 // need `@leaderlease/nestjs/testing`'s kit. Exit code: 0 when every app passed.
+//
+// Every child runs on the Node that runs this script: its directory comes first in the children's
+// PATH (npm, nest, tsc, jest and vitest start with `#!/usr/bin/env node`) and the replicas are
+// spawned with process.execPath, so `/path/to/node22/bin/node scripts/test-apps.mjs --only <id>`
+// tests that app on Node 22 throughout (`npm run test:nodes`, scripts/other-nodes.mjs).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -25,14 +30,16 @@ import { freePort } from './lib/ports.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const appsDir = join(root, 'test/apps');
 const DATABASE_URL = process.env.APPS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The children's PATH: this script's own Node first (see above). */
+const PATH = [dirname(process.execPath), process.env.PATH].filter(Boolean).join(delimiter);
 const { values: flags } = parseArgs({
   options: { 'without-kit': { type: 'boolean', default: false }, only: { type: 'string' } },
 });
 const KIT_SPEC = 'jobs.service.spec';
 /** Every replica started; SIGKILLed should this runner exit with one still running. */
 const live = new ChildGroup();
-/** The Nest 12 app's own spec: the README's complete Vitest test, printed there verbatim. It uses the kit too. */
-const VITEST_README_SPEC = 'billing.jobs.spec';
+/** The Nest 12 app's own spec: the testing guide's complete Vitest test, printed there verbatim. It uses the kit too. */
+const VITEST_GUIDE_SPEC = 'billing.jobs.spec';
 
 /**
  * @typedef {object} App
@@ -95,7 +102,7 @@ const apps = [
     test: [
       bin('nest12-esm', 'vitest'),
       'run',
-      ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`, '--exclude', `**/${VITEST_README_SPEC}.ts`] : []),
+      ...(flags['without-kit'] ? ['--exclude', `**/${KIT_SPEC}.ts`, '--exclude', `**/${VITEST_GUIDE_SPEC}.ts`] : []),
     ],
     main: 'dist/main.js',
   },
@@ -116,9 +123,22 @@ const apps = [
  */
 function run(argv, cwd, label) {
   console.log(`\n[${label}] $ ${argv.map((a) => a.replace(root, '.')).join(' ')}`);
-  const result = spawnSync(argv[0], argv.slice(1), { cwd, stdio: 'inherit', env: { ...process.env, CI: 'true' } });
+  const result = spawnSync(argv[0], argv.slice(1), {
+    cwd,
+    stdio: 'inherit',
+    env: { ...process.env, PATH, CI: 'true' },
+  });
   if (result.error) throw result.error;
   if (result.status !== 0) throw new Error(`[${label}] ${argv[0].replace(root, '.')} exited with ${result.status}`);
+}
+
+/** The `node` the children find on PATH is this script's: a tool on another Node would test that one. */
+function checkChildrenNode() {
+  const found = spawnSync('node', ['-p', 'process.version'], { env: { ...process.env, PATH }, encoding: 'utf8' });
+  if (found.stdout?.trim() !== process.version) {
+    throw new Error(`node on the children's PATH is ${found.stdout?.trim() || found.error}, not ${process.version}`);
+  }
+  console.log(`test-apps: Node ${process.version} (${process.execPath}) runs the tools and the replicas`);
 }
 
 /**
@@ -155,7 +175,7 @@ async function startReplica(app, replica, table) {
   const child = live.add(
     spawnNode(['--import', SIGTERM_WHEN_PARENT_GONE, app.main], {
       cwd: join(appsDir, app.dir),
-      env: { NO_COLOR: '1', PORT: String(port), REPLICA_ID: identity, LEASE_TABLE: table, DATABASE_URL },
+      env: { PATH, NO_COLOR: '1', PORT: String(port), REPLICA_ID: identity, LEASE_TABLE: table, DATABASE_URL },
     }),
   );
   /** @type {string[]} */
@@ -229,7 +249,9 @@ async function twoReplicas(app) {
     failure = error;
   }
   for (const r of replicas) r.child.kill('SIGTERM');
-  const exits = await Promise.race([Promise.all(replicas.map((r) => r.exited)), sleep(20_000).then(() => null)]);
+  // Unref'd: once both replicas are gone, the pending timeout must not hold this process open for 20 s.
+  const timeout = sleep(20_000, null, { ref: false });
+  const exits = await Promise.race([Promise.all(replicas.map((r) => r.exited)), timeout]);
   if (!exits) for (const r of replicas) r.child.kill('SIGKILL');
   const client = new pg.Client({ connectionString: DATABASE_URL });
   await client.connect();
@@ -290,19 +312,24 @@ async function checkReplicas(app, replicas) {
   );
 }
 
-/** The README's Vitest example is the file the Nest 12 app runs, character for character. */
-function checkReadmeVitestExample() {
-  const spec = readFileSync(join(appsDir, 'nest12-esm/src', `${VITEST_README_SPEC}.ts`), 'utf8');
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const printed = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+/**
+ * The testing guide's Vitest example (docs/guides/testing.md) is the file the Nest 12 app runs,
+ * character for character. The guide fences it ```ts fragment: the docs checker cannot compile it
+ * (the repository installs no vitest), this app does.
+ */
+function checkGuideVitestExample() {
+  const spec = readFileSync(join(appsDir, 'nest12-esm/src', `${VITEST_GUIDE_SPEC}.ts`), 'utf8');
+  const guide = readFileSync(join(root, 'docs/guides/testing.md'), 'utf8');
+  const printed = [...guide.matchAll(/```ts(?: fragment)?\n([\s\S]*?)```/g)].map((m) => m[1]);
   if (!printed.includes(spec)) {
     throw new Error(
-      `README.md does not print test/apps/nest12-esm/src/${VITEST_README_SPEC}.ts verbatim (Vitest section)`,
+      `docs/guides/testing.md does not print test/apps/nest12-esm/src/${VITEST_GUIDE_SPEC}.ts verbatim (Vitest section)`,
     );
   }
 }
 
 const started = Date.now();
+checkChildrenNode();
 const tarball = packTarball();
 /** @type {Set<string>} */
 const installed = new Set();
@@ -318,7 +345,7 @@ try {
       installed.add(app.dir);
     }
     if (app.srcFrom) copyAsEsm(join(appsDir, app.srcFrom, 'src'), join(cwd, 'src'));
-    if (app.id === 'nest12-esm') checkReadmeVitestExample();
+    if (app.id === 'nest12-esm') checkGuideVitestExample();
     if (app.build) run(app.build, cwd, app.id);
     if (app.id === 'nest11-starter') run([process.execPath, 'dual-package.mjs'], cwd, app.id);
     if (app.test) run(app.test, cwd, app.id);
@@ -329,5 +356,5 @@ try {
   rmSync(dirname(tarball), { recursive: true, force: true });
 }
 console.log(
-  `\ntest-apps: all ${results.length} apps passed in ${((Date.now() - started) / 1000).toFixed(0)} s\n${results.join('\n')}`,
+  `\ntest-apps: all ${results.length} apps passed in ${((Date.now() - started) / 1000).toFixed(0)} s on Node ${process.version}\n${results.join('\n')}`,
 );

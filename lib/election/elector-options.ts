@@ -3,6 +3,10 @@ import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 
+/**
+ * The four timings of an election, all in milliseconds. Validated together: `renewDeadlineMs` must
+ * leave a margin below `leaseDurationMs` that holds the worst step-down lag (see the timing rules).
+ */
 export interface ElectorTimings {
   /** How long the store keeps the lease without a renewal. Default 15000 (Azure allows 15–60 s). */
   leaseDurationMs: number;
@@ -14,6 +18,7 @@ export interface ElectorTimings {
   retryIntervalMs: number;
 }
 
+/** The timings used when none are given: a 15 s lease, fit for Azure Blob's 15–60 s range. */
 export const DEFAULT_TIMINGS: Readonly<ElectorTimings> = {
   leaseDurationMs: 15_000,
   renewDeadlineMs: 10_000,
@@ -29,7 +34,7 @@ export const DEFAULT_TIMINGS: Readonly<ElectorTimings> = {
  * scales with what the user already tolerates (drift grows with the lease); the floor does not
  * scale, because a stall or a round trip does not get shorter with the lease. So a quarter margin
  * (the issue's rule of thumb) is accepted exactly for leases of at least 4 x MIN_MARGIN_MS = 400 ms;
- * every networked store's minimum lease (1 s and up) is above that. See README "Timing rules".
+ * every networked store's minimum lease (1 s and up) is above that. See docs/design/timing-rules.md.
  */
 export const MIN_MARGIN_MS = 100;
 export const MIN_MARGIN_DIVISOR = 5;

@@ -93,10 +93,15 @@ export type {
  * stale belief, whatever its timers do.
  */
 export class Elector {
+  /** This replica's identity, stored as the lease holder while it leads. */
   readonly identity: string;
+  /** The lease name. */
   readonly election: string;
+  /** The store holding the lease. */
   readonly store: LeaseStore;
+  /** The timings in force: the defaults with the options applied, validated. */
   readonly timings: Readonly<ElectorTimings>;
+  /** Every leadership change (and each renewal) as it happens; hot, no replay. */
   readonly events$: Observable<LeadershipEvent>;
   /** Where to reach this replica, stored with our lease while we lead (the `advertise` option). */
   readonly advertise?: string;
@@ -146,6 +151,7 @@ export class Elector {
     });
   }
 
+  /** The current state, with the deadline checked first (past it, a leader is a follower). */
   get state(): ElectorState {
     this.terms.checkDeadline();
     return this.terms.state;
@@ -251,6 +257,7 @@ export class Elector {
     return this.stopping;
   }
 
+  /** A JSON-able snapshot of this election as this replica sees it, for status pages and the CLI. */
   status(): ElectorStatus {
     const isLeader = this.isLeader();
     const { lastRenewAt } = this.terms;

@@ -2,14 +2,27 @@ import type { Clock } from '../shared/clock.js';
 import type { HandoverRequest, LeaseStore } from '../stores/lease-store.js';
 import type { ElectorTimings } from './elector-options.js';
 
+/**
+ * Where an {@link Elector} writes what it does; Nest's `Logger` fits. Without one, only warnings and
+ * errors are printed (to the console): a library must not chatter on stdout.
+ */
 export interface ElectorLogger {
+  /** Leadership changes and handovers. */
   log(message: string): void;
+  /** Trouble the elector rides out, such as a failing store call it keeps retrying. */
   warn(message: string): void;
+  /** Trouble that needs a person, such as a store refusing us (auth or configuration). */
   error(message: string): void;
+  /** Routine details; optional. */
   debug?(message: string): void;
 }
 
+/**
+ * Options of one {@link Elector} (one election): its store, its lease name, who this replica is, and
+ * any timing of {@link ElectorTimings} to override (validated together when the elector is built).
+ */
 export interface ElectorOptions extends Partial<ElectorTimings> {
+  /** Where the lease lives; one store may serve any number of electors. */
   store: LeaseStore;
   /** The lease name: blob name, row key or etcd key suffix. */
   election: string;
@@ -17,6 +30,7 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
   identity?: string;
   /** Default: performance.now / Date.now and Node's timers. A custom clock has both clocks (`now`, `wallNow`). */
   clock?: Clock;
+  /** Where to log; default: warnings and errors only, to the console. */
   logger?: ElectorLogger;
   /**
    * Where to reach this replica (for example its internal URL), stored with the lease while it
@@ -48,7 +62,9 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
  * grace), then the release reserving the lease for `request.to`. Errors are logged, never block.
  */
 export interface HandoverHooks {
+  /** Awaited while this replica still leads: stop starting new work, let running work finish. */
   beforeStepDown?(request: HandoverRequest): Promise<unknown> | unknown;
+  /** Awaited after the term ended (its signal aborted), just before the lease is released: a short grace. */
   beforeRelease?(request: HandoverRequest): Promise<unknown> | unknown;
 }
 
@@ -64,8 +80,13 @@ export interface HandoverRequestOptions {
   requesterLeaderships?: number;
 }
 
+/**
+ * Where an elector is: `idle` before `start()`, `follower` while another replica leads (or none does
+ * and we keep trying), `leader` while our term lasts, `stopped` after `stop()`.
+ */
 export type ElectorState = 'idle' | 'follower' | 'leader' | 'stopped';
 
+/** One change of leadership seen by an elector, as emitted on `events$`. */
 export interface LeadershipEvent {
   /** `renewed` follows every successful renewal of our lease; the others mark changes. */
   type: 'elected' | 'renewed' | 'revoked' | 'leader-changed';
@@ -84,27 +105,50 @@ export interface LeadershipEvent {
 
 /** A JSON-able snapshot for status endpoints and health checks. */
 export interface ElectorStatus {
+  /** The lease name. */
   election: string;
+  /** This replica's identity. */
   identity: string;
+  /** Whether this replica leads right now (checked against the deadline when the snapshot is taken). */
   isLeader: boolean;
+  /** The holder as last observed (ours while we lead); null when nobody is known to lead. */
   leaderId: string | null;
+  /** Our fencing token while we lead; null otherwise. */
   term: number | null;
+  /** The elector's state. */
   state: ElectorState;
   /** Wall-clock time of the last successful acquire/renew of our lease, ISO 8601. */
   lastRenewAt: string | null;
+  /** Store calls failed in a row; 0 after any success. */
   consecutiveFailures: number;
-  lastError: { kind: string; message: string } | null;
+  /** The last failure while failures last: its kind (`transient`, `fatal` or `lost`) and message; null after a success. */
+  lastError: {
+    /** `transient` (retried), `fatal` (auth or configuration: health goes down) or `lost`. */
+    kind: string;
+    /** The store's error message. */
+    message: string;
+  } | null;
   /** The leader's `advertise` value (ours while we lead), as stored with its lease; null when unknown. */
   leaderAdvertise: string | null;
   /** The leader's term as last observed (ours while we lead); null when no leader is known. */
   leaderTerm: number | null;
 }
 
+/**
+ * What {@link Elector.health} answers, for health checks.
+ * @inline
+ */
 export interface ElectorHealth {
+  /** False when not running, refused by the store, or failing for longer than the renew deadline. */
   healthy: boolean;
+  /** Why not healthy. */
   reason?: string;
 }
 
+/**
+ * Options of {@link Elector.stop}.
+ * @inline
+ */
 export interface StopOptions {
   /** Release the lease if still ours (default true), so a follower takes over at once. */
   release?: boolean;

@@ -9,12 +9,15 @@ export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
 
 /** A plain, JSON-able snapshot for status endpoints, logs and health checks. */
 export interface LeaderElectionStatus extends Omit<ElectorStatus, 'state'> {
+  /** The elector's state, or `stepping-down` while the lease is held without acting. */
   state: LeaderElectionState;
 }
 
 /** One term of leadership: its fencing token and the signal that aborts when it ends. */
 export interface LeadershipTerm {
+  /** Fencing token: increases with every term of the election; pass it to writes a store can fence. */
   term: number;
+  /** Aborts the moment this term ends: loop while `!signal.aborted`. */
   signal: AbortSignal;
 }
 
@@ -25,6 +28,7 @@ export interface LeadershipTerm {
  * (synchronously when `fn` is synchronous). What `@LeaderOnly()` does, for code that cannot carry a
  * decorator: work registered at run time, queue consumer callbacks. A leading `name` (default
  * `'runIfLeader'`) labels its metrics and stuck-work reports.
+ * @inline
  */
 export interface RunIfLeader {
   <T>(fn: (term: LeadershipTerm) => T): T | undefined;
@@ -40,6 +44,7 @@ export interface RunIfLeader {
 export interface ElectionHandle {
   /** The election (lease) name. */
   readonly election: string;
+  /** This replica's identity, stored as the lease holder while it leads. */
   readonly identity: string;
   /** The current leader as last observed (ours while we hold the lease); undefined when unknown. */
   readonly leaderId: string | undefined;
@@ -49,9 +54,11 @@ export interface ElectionHandle {
   readonly term: number | undefined;
   /** Aborts the moment the current term ends; already aborted when not leading. */
   readonly signal: AbortSignal;
+  /** Every leadership change (and each renewal) of this election as it happens; hot, no replay. */
   readonly events$: Observable<LeadershipEvent>;
   /** Emits the current value on subscription, then every change; completes when the election stops. */
   readonly isLeader$: Observable<boolean>;
+  /** The timings in force: the defaults with the module's options applied. */
   readonly timings: Readonly<ElectorTimings>;
   /**
    * True from the start of shutdown (for good), or of an honoured handover or a resignation for
@@ -65,6 +72,11 @@ export interface ElectionHandle {
    * signal's reason when `signal` aborts, or when the election stops first.
    */
   waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm>;
+  /**
+   * Runs `fn` with the term's `{ term, signal }` if this replica leads right now, and counts it until
+   * it settles (a handover or shutdown waits for it); otherwise returns `otherwise()` (default:
+   * undefined) without calling `fn`. A leading `name` labels its metrics and stuck-work reports.
+   */
   readonly runIfLeader: RunIfLeader;
   /**
    * Leader state: the value last written under `key` (default `'state'`) by any leader, with the

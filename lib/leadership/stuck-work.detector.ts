@@ -4,6 +4,7 @@ import { onSettled } from './settled.js';
 /**
  * A handler's own threshold: milliseconds after which one of its calls counts as stuck, or `false`
  * for work that legitimately runs for as long as the term (a queue pump) and is never stuck.
+ * @inline
  */
 export type StuckAfter = number | false;
 

@@ -18,5 +18,6 @@ export const { ConfigurableModuleClass: ConfigurableLeaderElectionModule } =
 
 /** For `forRootAsync({ useClass | useExisting })`. */
 export interface LeaderElectionOptionsFactory {
+  /** Builds the module's options; called once, when the module starts. */
   createLeaderElectionOptions(): LeaderElectionModuleOptions | Promise<LeaderElectionModuleOptions>;
 }

@@ -10,12 +10,7 @@ import {
 import type { Observable } from 'rxjs';
 import { Elector, type ElectorHealth, type LeadershipEvent } from '../election/elector.js';
 import type { ElectorTimings } from '../election/elector-options.js';
-import type {
-  ElectionHandle,
-  LeaderElectionStatus,
-  LeadershipTerm,
-  RunIfLeader,
-} from '../leadership/election.handle.js';
+import type { ElectionHandle, LeaderElectionStatus, LeadershipTerm } from '../leadership/election.handle.js';
 import { ElectionRegistry } from '../leadership/election.registry.js';
 import { ElectionRuntime } from '../leadership/election-runtime.js';
 import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
@@ -24,6 +19,7 @@ import { instrumentLeaseStore } from '../metrics/instrumented.store.js';
 import { type Meter, resolveMetrics } from '../metrics/otel-api.js';
 import { errorMessage } from '../shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from '../stores/lease-store.js';
+import type { HandoverRequestInput } from './interfaces/handover-request-input.interface.js';
 import type {
   LeaderElectionModuleOptions,
   ResolvedLeaderElectionOptions,
@@ -32,23 +28,6 @@ import { LEADER_ELECTION_ELECTOR_FACTORY, LOGGER_CONTEXT } from './leader-electi
 import { resolveModuleOptions } from './leader-election.options.js';
 import { InjectLeaderElectionOptions } from './leader-election-options.decorator.js';
 import { nestMessages as messages } from './nest.messages.js';
-
-export type {
-  ElectionHandle,
-  LeaderElectionState,
-  LeaderElectionStatus,
-  LeadershipTerm,
-} from '../leadership/election.handle.js';
-
-/** What {@link LeaderElectionService.requestHandover} asks. */
-export interface HandoverRequestInput {
-  /** The election to hand over (default: the default election). */
-  election?: string;
-  /** The identity that should lead next; without it, any other replica (force re-election). */
-  to?: string;
-  /** Logged by the leader that honours it. Default `operator`. */
-  reason?: string;
-}
 
 /**
  * The application's view of its elections: inject it anywhere (the module is global by default).
@@ -134,30 +113,37 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     return this.runtimes.default.isLeader$;
   }
 
+  /** This replica's identity, stored as the lease holder while it leads. */
   get identity(): string {
     return this.runtimes.default.identity;
   }
 
+  /** The current leader as last observed (ours while we hold the lease); undefined when unknown. */
   get leaderId(): string | undefined {
     return this.runtimes.default.leaderId;
   }
 
+  /** Fencing token of our current term; undefined when not leading. */
   get term(): number | undefined {
     return this.runtimes.default.term;
   }
 
+  /** Aborts the moment the current term ends; already aborted when not leading. */
   get signal(): AbortSignal {
     return this.runtimes.default.signal;
   }
 
+  /** Every leadership change (and each renewal) as it happens; hot, no replay. */
   get events$(): Observable<LeadershipEvent> {
     return this.runtimes.default.events$;
   }
 
+  /** The timings in force: the defaults with the module's options applied. */
   get timings(): Readonly<ElectorTimings> {
     return this.runtimes.default.timings;
   }
 
+  /** True while this replica holds the lease (before its deadline) and is not stepping down. */
   isLeader(): boolean {
     return this.runtimes.default.isLeader();
   }
@@ -167,14 +153,17 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     return this.runtimes.default.isSteppingDown;
   }
 
-  /** Rejects when the app shuts down first. */
+  /**
+   * Resolves with the term once this replica leads (at once if it does). Rejects with the signal's
+   * reason when `signal` aborts, or when the app shuts down first.
+   */
   waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm> {
     return this.runtimes.default.waitForLeadership(signal);
   }
 
   /**
    * Runs `fn({ term, signal })` if this instance leads the default election right now (tracked for
-   * the drain), else returns `otherwise()` (default: undefined): see {@link RunIfLeader}.
+   * the drain), else returns `otherwise()` (default: undefined): see {@link ElectionHandle.runIfLeader}.
    */
   runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined;
   runIfLeader<T, F>(fn: (term: LeadershipTerm) => T, otherwise: () => F): T | F;
@@ -185,18 +174,28 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     return Reflect.apply(runtime.runIfLeader, runtime, args);
   }
 
+  /**
+   * Leader state: the value last written under `key` (default `'state'`) by any leader, with the
+   * term that wrote it; undefined when never written. Any replica may read.
+   */
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {
     return this.runtimes.default.readState<T>(key);
   }
 
+  /**
+   * Writes leader state, fenced by the store: accepted only while our lease is the current one
+   * there; rejects with `LeaseLostError` when not leading. See {@link ElectionHandle.writeState}.
+   */
   writeState<T = unknown>(value: T, key?: string): Promise<void> {
     return this.runtimes.default.writeState<T>(value, key);
   }
 
+  /** Give up leadership now (the term's signal aborts) and sit out one round so another replica wins. */
   resign(): Promise<void> {
     return this.runtimes.default.resign();
   }
 
+  /** A JSON-able snapshot of the default election; `state` is `stepping-down` while draining. */
   status(): LeaderElectionStatus {
     return this.runtimes.default.status();
   }
@@ -220,6 +219,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     return { healthy: true };
   }
 
+  /** Nest lifecycle: starts every election (the first acquire attempts complete before bootstrap). */
   async onModuleInit(): Promise<void> {
     // Before the first acquire, so that it is timed and every counter reads 0 from the first scrape.
     const { meter, wiring } = await resolveMetrics();
@@ -233,10 +233,15 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     this.spread?.start();
   }
 
+  /** Nest lifecycle: drains leader-only work, then ends every term and releases the leases. */
   async onModuleDestroy(): Promise<void> {
     await this.shutdown();
   }
 
+  /**
+   * Nest lifecycle: the same drain and release (whichever hook comes first runs it), then closes the
+   * store if `closeStoreOnShutdown` says so.
+   */
   async onApplicationShutdown(): Promise<void> {
     await this.shutdown();
     for (const handle of this.runtimes.values()) handle.closeMetrics();

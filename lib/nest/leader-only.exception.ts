@@ -3,8 +3,11 @@ import { nestMessages as messages } from './nest.messages.js';
 
 /** JSON body of the 503 a follower answers. `leaderId` is left out when `guard.exposeLeaderId` is false. */
 export interface NotLeaderResponseBody {
+  /** Always 503: a follower cannot serve a leader-only route, retry later (see `Retry-After`). */
   statusCode: 503;
+  /** The status text. */
   error: 'Service Unavailable';
+  /** Says that this replica does not lead the election. */
   message: string;
   /** The current leader, null when unknown (no leader yet, or this instance is stepping down). */
   leaderId?: string | null;

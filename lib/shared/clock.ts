@@ -12,7 +12,9 @@ export interface Clock {
   now(): number;
   /** Wall-clock epoch milliseconds. */
   wallNow(): number;
+  /** Calls `callback` once after `ms` monotonic milliseconds; returns a handle for `clearTimeout`. */
   setTimeout(callback: () => void, ms: number): ClockTimer;
+  /** Cancels a timer of this clock's `setTimeout` (a fired or cleared one is ignored). */
   clearTimeout(timer: ClockTimer): void;
 }
 

@@ -3,7 +3,13 @@
 /** How the elector treats a failure. */
 export type LeaseStoreErrorKind = 'lost' | 'transient' | 'fatal';
 
+/**
+ * What a store throws for a failed call, so the elector knows what to do: step down (`lost`), retry
+ * until the deadline (`transient`) or report the store unhealthy (`fatal`). Anything else a store
+ * throws counts as transient.
+ */
 export abstract class LeaseStoreError extends Error {
+  /** How the elector treats this failure. */
   abstract readonly kind: LeaseStoreErrorKind;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -13,16 +19,19 @@ export abstract class LeaseStoreError extends Error {
 
 /** The lease is not (or no longer) ours: step down, then contend as a follower. */
 export class LeaseLostError extends LeaseStoreError {
+  /** Always `lost`. */
   readonly kind = 'lost';
 }
 
 /** Network, timeout, abort, 5xx, throttling: a leader keeps leading until its deadline. */
 export class TransientLeaseStoreError extends LeaseStoreError {
+  /** Always `transient`. */
   readonly kind = 'transient';
 }
 
 /** Authentication, permission or configuration: retrying will not help until someone fixes it. */
 export class FatalLeaseStoreError extends LeaseStoreError {
+  /** Always `fatal`. */
   readonly kind = 'fatal';
 }
 
@@ -32,6 +41,7 @@ export class FatalLeaseStoreError extends LeaseStoreError {
  */
 export class NoLeaderError extends Error {
   constructor(
+    /** The election nobody leads. */
     readonly election: string,
     message: string,
   ) {

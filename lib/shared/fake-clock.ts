@@ -1,6 +1,9 @@
 import type { Clock, ClockTimer } from './clock.js';
 
-/** How the fake clock's timers misfire, the way real ones do. */
+/**
+ * How the fake clock's timers misfire, the way real ones do.
+ * @inline
+ */
 export interface TimerSkew {
   /**
    * Every timer fires this many ms before it is due (Node fires up to ~1 ms early), though never
@@ -38,6 +41,7 @@ export class FakeClock implements Clock {
     return this.current + this.wallOffset;
   }
 
+  /** Schedules `callback` at now + `ms` (shifted by `skew`); it runs only inside `advance`. */
   setTimeout(callback: () => void, ms: number): ClockTimer {
     const id = this.nextId++;
     const delay = Math.max(0, ms);
@@ -46,6 +50,7 @@ export class FakeClock implements Clock {
     return id;
   }
 
+  /** Cancels a pending timer. */
   clearTimeout(timer: ClockTimer): void {
     this.timers.delete(timer as number);
   }
@@ -65,6 +70,7 @@ export class FakeClock implements Clock {
     return [...this.timers.values()].map((t) => t.at).sort((a, b) => a - b);
   }
 
+  /** Both clocks move `ms` forward and no timer runs: what a GC or SIGSTOP pause looks like to the process. */
   jump(ms: number): void {
     this.current += ms;
   }
@@ -82,6 +88,10 @@ export class FakeClock implements Clock {
     this.wallOffset += ms;
   }
 
+  /**
+   * Moves time `ms` forward, running each timer that falls due on the way, in order, with pending
+   * promise chains settled between them.
+   */
   async advance(ms: number): Promise<void> {
     const target = this.current + ms;
     for (;;) {

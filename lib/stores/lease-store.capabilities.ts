@@ -8,6 +8,7 @@ import { storeMessages as messages } from './store.messages.js';
 export type HandoverCapableStore = LeaseStore &
   Required<Pick<LeaseStore, 'requestHandover' | 'readHandover' | 'clearHandover'>>;
 
+/** True when `store` implements handover requests (`requestHandover`, `readHandover`, `clearHandover`). */
 export function supportsHandover(store: LeaseStore): store is HandoverCapableStore {
   return (
     typeof store.requestHandover === 'function' &&
@@ -19,6 +20,7 @@ export function supportsHandover(store: LeaseStore): store is HandoverCapableSto
 /** A store that declares the leader-state capability (both methods). */
 export type StateCapableStore = LeaseStore & Required<Pick<LeaseStore, 'writeState' | 'readState'>>;
 
+/** True when `store` implements leader state (`writeState` and `readState`). */
 export function supportsState(store: LeaseStore): store is StateCapableStore {
   return typeof store.writeState === 'function' && typeof store.readState === 'function';
 }

@@ -1,10 +1,27 @@
-// The store contract: the interface every backend implements, the types of its calls and the sizes
-// a store must accept. Beside it, by role: the capability guards the elector asks a store through
-// (lease-store.capabilities.ts) and the handover request slot's spread rule (lease-store.spread-rule.ts);
+// The store contract: the interface every backend implements; the types of its calls and the sizes
+// a store must accept are lease-store.calls.ts, re-exported here. Beside it, by role: the capability
+// guards the elector asks a store through (lease-store.capabilities.ts) and the handover request slot's spread rule (lease-store.spread-rule.ts);
 // the typed errors a store throws are shared/errors.ts. All of it reaches store authors through
 // lib/store.ts.
 
 import type { LeaseLostError, TransientLeaseStoreError } from '../shared/errors.js';
+import type {
+  AcquireRequest,
+  AcquireResult,
+  CallOptions,
+  HandoverRequest,
+  LeaderStateEntry,
+  Lease,
+  LeaseInfo,
+  LeaseStoreLimits,
+  LeaseWatch,
+  MAX_HANDOVER_REQUEST_BYTES,
+  ReleaseOptions,
+  RenewOptions,
+  StateCallOptions,
+} from './lease-store.calls.js';
+
+export * from './lease-store.calls.js';
 
 /**
  * The contract every lease backend implements. The elector is the only caller; it never
@@ -139,154 +156,7 @@ export interface LeaseStore {
    * Close connections the store opened itself; never a client the user passed in. Waits (up to
    * 5 s) for its own clean-ups first (give-backs of acquires of unknown outcome). Idempotent. The
    * Nest module calls it on shutdown (`closeStoreOnShutdown`); with a raw `Elector`, call it after
-   * `stop()` unless the store lets the process exit on its own (see the README's store table).
+   * `stop()` unless the store lets the process exit on its own (see docs/guides/stores.md).
    */
   close?(): Promise<void>;
-}
-
-export interface LeaseStoreLimits {
-  minLeaseDurationMs: number;
-  maxLeaseDurationMs: number;
-  /** Durations must be a multiple of this (Azure counts whole seconds). Default 1 ms. */
-  leaseDurationStepMs?: number;
-  /** Why the range is what it is, quoted in the validation error. */
-  reason: string;
-  /** Largest leader-state value (UTF-8 JSON bytes) `writeState` accepts. Default and minimum 65536. */
-  maxStateBytes?: number;
-}
-
-export interface CallOptions {
-  /** Aborts the call; the store must settle promptly once it fires. */
-  signal: AbortSignal;
-}
-
-/** Where a leader-state value lives, beside the lease of its election. */
-export interface StateCallOptions extends CallOptions {
-  /**
-   * Namespace of the value within the election. Default 'state': the user's value. The library keeps
-   * its own records (e.g. `tick:<job>` for once-per-tick cron runs) under other keys, so they never
-   * touch the user's value. 1-200 chars of [A-Za-z0-9._:-].
-   */
-  key?: string;
-}
-
-export interface LeaderStateEntry<T = unknown> {
-  value: T;
-  /** The term (fencing token) of the lease that wrote it. */
-  term: number;
-}
-
-export interface AcquireRequest extends CallOptions {
-  election: string;
-  /** The caller's identity, stored with the lease so others can read who leads. */
-  identity: string;
-  leaseDurationMs: number;
-  /**
-   * Stored with the lease when taken (a store with the handover capability); returned to everyone
-   * by `read()` and by refused acquires. Replaces the previous holder's meta; absent → none.
-   */
-  meta?: LeaseMeta;
-}
-
-export interface RenewOptions extends CallOptions {
-  leaseDurationMs: number;
-  /**
-   * When given, replaces the meta stored with the lease, in the renew's own conditional operation
-   * where the store can (Azure: a metadata write under the lease). A store may skip a write when
-   * the meta equals what this lease last stored.
-   */
-  meta?: LeaseMeta;
-}
-
-export interface ReleaseOptions extends CallOptions {
-  /** Reserve the freed lease for this identity (see {@link LeaseStore.release}). */
-  handoverTo?: string;
-  /** How long the reservation lasts, ms of the store's clock. Required with `handoverTo`. */
-  reserveMs?: number;
-}
-
-/**
- * What a holder publishes beside its lease for every replica to read: opaque JSON to a store, at
- * most {@link MAX_LEASE_META_BYTES} encoded. Unknown fields are kept, so a later version can add some.
- */
-export interface LeaseMeta {
-  /** The holder's `advertise` value, e.g. its internal URL: where to reach the leader. */
-  advertise?: string;
-  /** How many elections the holder leads right now (spread). */
-  leaderships?: number;
-  /** Set by a holder that won through a directed handover, for a while: spread leaves this election alone. */
-  pinned?: boolean;
-}
-
-/** Largest encoded {@link LeaseMeta} a store must accept. */
-export const MAX_LEASE_META_BYTES = 2_048;
-/** Largest encoded {@link HandoverRequest} a store must accept. */
-export const MAX_HANDOVER_REQUEST_BYTES = 4_096;
-
-/**
- * A request that the current leader of `election` hands its lease over. Honoured only by the
- * leader of `term` (a request for an older term is stale: leadership has moved since).
- */
-export interface HandoverRequest {
-  election: string;
-  /** Unique per request. */
-  id: string;
-  /** The term the request is for: the leader's term when it was made. */
-  term: number;
-  /** The identity that should lead next; absent: any other replica (force re-election). */
-  to?: string;
-  /** Who asked: a replica's identity, or `cli:<user>@<host>`. */
-  requestedBy: string;
-  /** Why: `operator` (a person or script), `spread` (a replica balancing), or free text. */
-  reason: string;
-  /** Wall-clock time of the request (epoch ms, the requester's clock): for display only. */
-  requestedAt: number;
-  /** Spread: how many elections the requester led; the leader honours it only if it leads 2 or more than that. */
-  requesterLeaderships?: number;
-}
-
-/** A held lease: everything renew/release need. Opaque to the elector apart from `term`. */
-export interface Lease {
-  readonly election: string;
-  readonly holder: string;
-  /** Unique per acquisition; renew and release are conditional on it. */
-  readonly leaseId: string;
-  /** Fencing token: strictly increases across successful acquisitions of one election. */
-  readonly term: number;
-}
-
-export type AcquireResult =
-  | { acquired: true; lease: Lease }
-  | {
-      acquired: false;
-      holder?: string;
-      term?: number;
-      /**
-       * Optional hint: how long, in ms of the store's own clock, until the holder's lease expires if
-       * not renewed (`expires_at − now` evaluated by the store). A follower of a store that can push
-       * (`watch`) then polls only as a safety net and contends again at this instant, since the
-       * watch does not report an expiry. Only scheduling uses it: the next acquire is judged by the
-       * store. A store that leaves it out is polled every retry interval, as before.
-       */
-      expiresInMs?: number;
-      /** The holder's meta (a store with the handover capability). */
-      meta?: LeaseMeta;
-      /** The lease is free but reserved for this identity (a directed handover); `holder` is then absent. */
-      reservedFor?: string;
-    };
-
-export interface LeaseInfo {
-  held: boolean;
-  /** Identity of the holder while held. */
-  holder?: string;
-  /** Term of the current (or last) holder; 0 when the election has never been won. */
-  term: number;
-  /** The holder's meta while held (a store with the handover capability). */
-  meta?: LeaseMeta;
-  /** While not held: the identity a directed handover reserved the lease for, until the reservation ends. */
-  reservedFor?: string;
-}
-
-export interface LeaseWatch {
-  close(): Promise<void>;
 }

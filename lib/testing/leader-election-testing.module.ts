@@ -12,6 +12,7 @@ import { nestMessages } from '../nest/nest.messages.js';
 import { TestingElectors } from './testing.elector.js';
 import { TestingLeadership } from './testing-leadership.js';
 
+/** Options of `LeaderElectionTestingModule.forRoot()`. */
 export interface LeaderElectionTestingOptions {
   /** Lead from the start (term 1), as an instance that won its first acquire. Default true. */
   leader?: boolean;
@@ -45,6 +46,7 @@ export interface LeaderElectionTestingOptions {
  */
 @Module({})
 export class LeaderElectionTestingModule {
+  /** The module, leading (or not, with `leader: false`) the elections the options name. */
   static forRoot(options: LeaderElectionTestingOptions = {}): DynamicModule {
     const { leader = true, identity = 'test-instance', elections, guard } = options;
     const election = elections === undefined ? (options.election ?? 'test') : undefined;

@@ -39,9 +39,10 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
 const NEST_IMPORTS: readonly Layer[] = ['nest', 'testing', 'entry'];
 const NEST_TYPE_IMPORTS: readonly Layer[] = ['leadership'];
 
-/** The store contract, split by role: the interface and its types, the capability guards, the spread rule. */
+/** The store contract, split by role: the interface, its calls' types, the capability guards, the spread rule. */
 const ELECTION_STORE_CONTRACT: readonly string[] = [
   'lib/stores/lease-store.ts',
+  'lib/stores/lease-store.calls.ts',
   'lib/stores/lease-store.capabilities.ts',
   'lib/stores/lease-store.spread-rule.ts',
 ];

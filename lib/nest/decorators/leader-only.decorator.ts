@@ -110,6 +110,7 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
   };
 }
 
+/** Options of `@LeaderOnly()` (a string is short for `{ election }`). */
 export interface LeaderOnlyOptions {
   /** The election that decides (default: the app's default election, the first configured). */
   election?: string;

@@ -34,6 +34,7 @@ export interface ElectedHookEvent {
 
 /** Argument of an `@OnRevoked()` handler. */
 export interface RevokedHookEvent {
+  /** Fencing token of the term that ended. */
   term: number;
   /** Why leadership ended: resigned, stopped, lease lost, renew deadline passed. */
   reason: string;

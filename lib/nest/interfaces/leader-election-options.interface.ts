@@ -18,11 +18,15 @@ export interface LeaderOnlyGuardOptions {
  */
 export type LeaderElectionModuleOptions = LeaderElectionSharedOptions & LeaderElectionNames;
 
-/** Exactly one of `election` and `elections` (checked at startup too, for JavaScript callers). */
+/**
+ * Exactly one of `election` and `elections` (checked at startup too, for JavaScript callers).
+ * @inline
+ */
 export type LeaderElectionNames =
   | {
       /** The lease name of the app's one election (blob name, row key or etcd key suffix). */
       election: string;
+      /** Not with `election`. */
       elections?: never;
     }
   | {
@@ -32,10 +36,14 @@ export type LeaderElectionNames =
        * members act on). Add more at run time with `LeaderElectionService.addElection`.
        */
       elections: string[];
+      /** Not with `elections`. */
       election?: never;
     };
 
-/** Every module option but the election names. */
+/**
+ * Every module option but the election names.
+ * @inline
+ */
 export interface LeaderElectionSharedOptions
   extends Omit<ElectorOptions, 'clock' | 'logger' | 'election' | 'handover'> {
   /**

@@ -12,6 +12,7 @@ import type { AzureAuthKind } from './azure-errors.js';
  */
 export type AzureBlobCredential = NonNullable<Parameters<typeof newPipeline>[0]>;
 
+/** Options of `new AzureBlobLeaseStore(...)`: where the lease blobs live and how to authenticate. */
 export interface AzureBlobLeaseStoreOptions {
   /**
    * An account connection string (`…;AccountName=…;AccountKey=…`), a SAS connection string

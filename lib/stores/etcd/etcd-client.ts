@@ -10,6 +10,7 @@ const STORE = 'EtcdLeaseStore';
 /** An endpoint: `host:port`, optionally after `http://` or `https://`. */
 const ENDPOINT = /^(https?:\/\/)?[^\s/:@]+(:\d{1,5})?\/?$|^(https?:\/\/)?\[[0-9a-fA-F:.]+\](:\d{1,5})?\/?$/;
 
+/** Options of `new EtcdLeaseStore(...)`: the endpoints and the key prefix. */
 export interface EtcdLeaseStoreOptions {
   /** An existing etcd3 client. The store never closes it. */
   client?: Etcd3;

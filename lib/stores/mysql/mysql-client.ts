@@ -6,6 +6,7 @@ import { mysqlLeaseTableSql } from './mysql-sql.js';
 
 const URL_PROTOCOLS = ['mysql:', 'mariadb:'];
 
+/** Options of `new MySqlLeaseStore(...)`: the connection and the lease table. */
 export interface MySqlLeaseStoreOptions {
   /** An existing mysql2 pool from `mysql2/promise`. The store never closes it. */
   client?: Pool;

@@ -5,6 +5,7 @@ import { checkConnectionUrl, errorCode, type Step } from '../store-support.js';
 import type { ListenConnection } from './postgres-listener.js';
 import { postgresLeaseTableSql } from './postgres-sql.js';
 
+/** Options of `new PostgresLeaseStore(...)`: the connection and the lease table. */
 export interface PostgresLeaseStoreOptions {
   /** An existing `pg` Pool or Client. The store never closes it. */
   client?: Pool | Client;

@@ -6,6 +6,7 @@ import { checkConnectionUrl, type StoreCallKit } from '../store-support.js';
 const STORE = 'RedisLeaseStore';
 const URL_PROTOCOLS = ['redis:', 'rediss:'];
 
+/** Options of `new RedisLeaseStore(...)`: the connection and the key prefix. */
 export interface RedisLeaseStoreOptions {
   /** An existing ioredis client. The store never closes it (watch() opens a duplicate of its own). */
   client?: Redis;
