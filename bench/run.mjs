@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // @ts-check
-// `npm run bench`: every benchmark figure of the README's "Performance" section, side by side with
-// the alternatives, printed as one table and written to bench/results/latest.json. No pass/fail:
-// each figure is shown next to its theoretical bound.
+// `npm run bench`: every benchmark figure of docs/design/performance.md, side by side with the
+// alternatives, printed as one table and written to bench/results/latest.json. No pass/fail:
+// each figure is shown next to its theoretical bound. How to reproduce each figure: bench/README.md.
 //
-//   node bench/run.mjs [--quick]          (--quick: 3 trials per figure, shorter windows; for a smoke run)
+//   node bench/run.mjs [--quick]          (--quick: 2 trials per figure, shorter windows; for a smoke run)
 //
 // It installs bench/'s own dependencies when missing (`npm ci --prefix bench`), makes sure the
 // machine's PostgreSQL / MariaDB / Redis are up and etcd is installed (scripts/ensure-services.sh),

@@ -1,6 +1,7 @@
 // @ts-check
 // The report of a bench run: bench/results/latest.json (every figure with p95 and max),
-// latest.md (the README's "Performance" tables) and the table printed at the end.
+// latest.md (the tables of docs/design/performance.md, as this run measured them) and the table
+// printed at the end.
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -92,7 +93,7 @@ export async function writeReport({ root, startedAt, quick, machine, rows, error
 }
 
 /**
- * The README's "Performance" tables, one per figure.
+ * The tables of docs/design/performance.md as this run measured them, one per figure.
  * @param {Row[]} rows
  * @param {{ machine: Machine, node: string, date: string, runtimeSec: number | null,
  *   azurePrice: { otherOperationsPer10k: number, source: string } }} output

@@ -11,7 +11,8 @@ export class HealthController {
 
   /**
    * Up on the leader and on followers (a follower is a healthy replica); down when the lease store
-   * refuses us or has failed past the renew deadline. Fit for a liveness/readiness probe.
+   * refuses us or has failed past the renew deadline. A readiness probe: keep liveness independent
+   * of the store, or a store outage restarts every replica (docs/guides/deploying.md).
    */
   @Get()
   @HealthCheck()

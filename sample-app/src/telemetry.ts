@@ -7,7 +7,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
  * own: one port per replica is enough). Registered globally *before* the Nest app is created:
  * the library takes its meter from the global provider when the module initialises (and logs
  * "metrics: recording …" when it finds it). `withoutScopeInfo`: every series carries exactly the
- * labels the README lists, without the exporter's default `otel_scope_name` label.
+ * labels docs/reference/metrics.md lists, without the exporter's default `otel_scope_name` label.
  *
  * To push over OTLP instead, swap the reader:
  * `new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter({ url }) })`.

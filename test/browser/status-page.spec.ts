@@ -300,7 +300,7 @@ describeBrowser('status page in headless Chromium', () => {
         handler: 'JobsController.runNow',
       }),
     ).toBe(0);
-    // Exactly the README's labels (the sample app's exporter drops otel_scope_name).
+    // Exactly the labels of docs/reference/metrics.md (the sample app's exporter drops otel_scope_name).
     const labelNames = (name: string) => [
       ...new Set(samplesOf(samples, name).map((sample) => Object.keys(sample.labels).sort().join(','))),
     ];

@@ -3,7 +3,7 @@
 // watch), Redis built from `connection` (its connection holds the process only while a call is in
 // flight) and Redis built from the user's client (our subscriber connection ends with the last
 // watch). MySQL (mysql2's pool runs a 1 s timer for as long as it lives) and etcd (gRPC channel)
-// hold the process until `store.close()`: the README says so, and the Nest module closes the store
+// hold the process until `store.close()`: docs/guides/stores.md says so, and the Nest module closes the store
 // on shutdown.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

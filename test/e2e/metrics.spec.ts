@@ -1,6 +1,6 @@
 // OpenTelemetry metrics end to end: a real SDK MeterProvider with the Prometheus exporter, scraped
 // over HTTP as Prometheus would, while real Nest apps elect over an in-memory store with faults
-// injected. Names and labels are the ones the README and the alert rules use.
+// injected. Names and labels are the ones docs/reference/metrics.md and the alert rules use.
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';

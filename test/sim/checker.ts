@@ -48,7 +48,7 @@ export const enabledChecks = (spec = process.env.SIM_CHECKS) => switchesFromEnv(
 const TIMER_GRANULARITY_MS = 1;
 
 /**
- * The stated bound (README "Timing rules"), written out here rather than imported, so a change of
+ * The stated bound (docs/design/timing-rules.md), written out here rather than imported, so a change of
  * the library's constant is caught: while leading, the deadline timer sleeps at most this long.
  */
 export const deadlineSlice = (renewDeadlineMs: number) => Math.max(50, renewDeadlineMs / 16);

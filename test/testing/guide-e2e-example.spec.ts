@@ -1,5 +1,6 @@
-// The README's e2e recipe (two replicas of the real module in one process, one in-memory lease),
-// verbatim but for the import paths.
+// The e2e example of docs/guides/testing.md ("An e2e test with the real module": two replicas of
+// the real module in one process, one in-memory lease), verbatim but for the import path and the
+// reflect-metadata import; ./guide-example.spec.ts holds the guide to everything above the end marker.
 import 'reflect-metadata';
 import { Controller, type INestApplication, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -45,3 +46,5 @@ it('exactly one replica serves; the other takes over when it shuts down', async 
   await request(b.getHttpServer()).post('/admin/reindex').expect(201);
   await b.close();
 });
+
+// --- end of the guide's example ---

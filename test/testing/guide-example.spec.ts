@@ -1,6 +1,7 @@
-// The README's "Testing your app" Jest example, verbatim but for the two import paths
-// ('@leaderlease/nestjs' and '@leaderlease/nestjs/testing' in the README) and the
-// @jest/globals import that Jest's ESM mode needs (CommonJS Jest has a global `jest`).
+// The Jest example of docs/guides/testing.md ("A unit test with Jest"), verbatim but for the two
+// import paths ('@leaderlease/nestjs' and '@leaderlease/nestjs/testing' in the guide), the
+// @jest/globals import that Jest's ESM mode needs (CommonJS Jest has a global `jest`) and the
+// reflect-metadata import. The last test holds the guide to everything above its end marker.
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import { Controller, type INestApplication, Injectable, Post } from '@nestjs/common';
@@ -10,7 +11,7 @@ import request from 'supertest';
 import { type ElectedHookEvent, LeaderOnly, OnElected, OnRevoked } from '../../lib/index.js';
 import { LeaderElectionTestingModule, TestingLeadership } from '../../lib/testing.js';
 
-// --- the application code under test ---------------------------------------------------------
+// --- the application code under test (normally imported from src/, inlined here) ---
 abstract class Ledger {
   abstract closeBooks(): Promise<void>;
 }
@@ -45,7 +46,7 @@ class AdminController {
   }
 }
 
-// --- the tests -----------------------------------------------------------------------------------
+// --- the tests ---
 describe('BillingJobs', () => {
   let moduleRef: TestingModule;
   let leadership: TestingLeadership;
@@ -115,4 +116,33 @@ describe('AdminController (HTTP)', () => {
     await app.get(TestingLeadership).elect();
     await request(app.getHttpServer()).post('/admin/reindex').expect(201, { ok: true });
   });
+});
+
+// --- end of the guide's example ---
+
+// The guide prints both examples (this one and ./guide-e2e-example.spec.ts) as a user writes them.
+import { readFileSync } from 'node:fs';
+
+const END = "\n// --- end of the guide's example ---";
+
+/** A spec's example as docs/guides/testing.md prints it: the part above END, without the header comment and the test-only imports, with the package's own import paths. */
+function printed(spec: URL, firstLine: string): string {
+  const source = readFileSync(spec, 'utf8');
+  const example = source
+    .slice(0, source.indexOf(END))
+    .replace(/^(\/\/.*\n)+/, '')
+    .replace("import 'reflect-metadata';\n", '')
+    .replace("import { jest } from '@jest/globals';\n", '')
+    .replaceAll("'../../lib/index.js'", "'@leaderlease/nestjs'")
+    .replaceAll("'../../lib/testing.js'", "'@leaderlease/nestjs/testing'");
+  return `${firstLine}\n${example.trimEnd()}\n`;
+}
+
+it("docs/guides/testing.md prints both examples verbatim (but for what the spec's header names)", () => {
+  const guide = readFileSync(new URL('../../docs/guides/testing.md', import.meta.url), 'utf8');
+  const blocks = [...guide.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]);
+  const jestBlock = blocks.find((block) => block.startsWith('// billing.jobs.spec.ts\n') && block.includes('jest.fn('));
+  expect(jestBlock).toBe(printed(new URL(import.meta.url), '// billing.jobs.spec.ts'));
+  const e2e = blocks.find((block) => block.startsWith('// leadership.e2e-spec.ts\n'));
+  expect(e2e).toBe(printed(new URL('./guide-e2e-example.spec.ts', import.meta.url), '// leadership.e2e-spec.ts'));
 });

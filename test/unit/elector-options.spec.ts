@@ -73,14 +73,14 @@ describe('Elector options: validation at construction', () => {
       );
     });
 
-    // Every combination the README, tests, bench, sample app and scripts use (grep of LEASE/RENEW).
+    // Every combination the docs, tests, bench, sample app and scripts use (grep of LEASE/RENEW).
     it.each([
       ['defaults', {}],
       [
-        'README: a quarter of the lease, deadline 4x renew',
+        'docs: a quarter of the lease, deadline 4x renew',
         { leaseDurationMs: 2000, renewDeadlineMs: 1400, renewIntervalMs: 350 },
       ],
-      ['README: lease 3000', { leaseDurationMs: 3000, renewDeadlineMs: 2000, renewIntervalMs: 500 }],
+      ['docs: lease 3000', { leaseDurationMs: 3000, renewDeadlineMs: 2000, renewIntervalMs: 500 }],
       ['quarter margin, deadline 2.5x renew', { leaseDurationMs: 4000, renewDeadlineMs: 3000, renewIntervalMs: 1200 }],
       ['bench replica', { leaseDurationMs: 2000, renewDeadlineMs: 1400, renewIntervalMs: 400 }],
       ['chaos fixture (Azure minimum)', { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, renewIntervalMs: 2000 }],
