@@ -4,11 +4,13 @@ import { CHECKS, enabledChecks } from './checker.js';
 /**
  * Deterministic simulation of 3–5 real Electors over a faulty simulated store, and of replicas
  * running several elections through the handle layer with every feature (see test/sim).
- * `SIM_SEED` and `SIM_RUNS` choose the campaign (`SIM_RUN=<n>` replays run n alone);
- * `SIM_CHECKS` / `SIM_FAULTS` narrow it. Long campaigns: `node bench/experiments/sim-campaign.mjs`.
+ * `SIM_SEED` and `SIM_RUNS` choose the campaign (`SIM_RUN=<n>` replays run n alone; `SIM_FIRST_RUN=<n>`
+ * starts it at run n, as the mutant runs do); `SIM_CHECKS` / `SIM_FAULTS` narrow it. Long campaigns:
+ * `node bench/experiments/sim-campaign.mjs`.
  */
 const seed = Number(process.env.SIM_SEED ?? 20_261_123);
 const single = process.env.SIM_RUN === undefined ? undefined : Number(process.env.SIM_RUN);
+const firstRun = single ?? Number(process.env.SIM_FIRST_RUN ?? 0);
 const runs = single === undefined ? Number(process.env.SIM_RUNS ?? 200) : 1;
 /** The first runs also simulate the feature world (test/sim/features.ts): default 40 (~3 s each). */
 const featureRuns = Math.min(runs, Number(process.env.SIM_FEATURE_RUNS ?? 40));
@@ -17,7 +19,7 @@ const checks = enabledChecks();
 let report: CampaignReport;
 
 beforeAll(async () => {
-  report = await campaign(seed, runs, checks, single ?? 0, undefined, undefined, featureRuns);
+  report = await campaign(seed, runs, checks, firstRun, undefined, undefined, featureRuns);
   const figures = {
     ...report,
     recoveries: undefined,
