@@ -28,6 +28,7 @@ export type {
   LeaderElectionStatus,
   LeadershipTerm,
 } from './leadership/election.handle.js';
+export { currentLeadership, type LeadershipContext } from './leadership/leadership-context.js';
 export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
 export {
   type ElectedHookEvent,
@@ -52,6 +53,8 @@ export { InjectLeaderElectionOptions } from './nest/leader-election-options.deco
 export { NotLeaderException, type NotLeaderResponseBody } from './nest/leader-only.exception.js';
 export { LeaderOnlyGuard } from './nest/leader-only.guard.js';
 export type { Clock } from './shared/clock.js';
+// Leadership events on node:diagnostics_channel, published by the elector (with or without Nest).
+export { LEADER_ELECTION_CHANNELS, type LeaderElectionChannelMessages } from './shared/diagnostics-channels.js';
 // The errors an app catches: a fenced write refused (writeState), nobody to hand over from.
 export { LeaseLostError, NoLeaderError } from './shared/errors.js';
 export { AzureBlobLeaseStore, type AzureBlobLeaseStoreOptions } from './stores/azure/azure-blob.store.js';

@@ -1,6 +1,7 @@
 /**
  * For people who write a lease store: the `LeaseStore` contract (its documentation is the
- * specification), the types of its calls, the typed errors a store throws and the capability guards.
+ * specification), the types of its calls, the typed errors a store throws, the capability guards, and
+ * the conformance suite that proves a store keeps the contract (`leaseStoreConformance`).
  * @module @leaderlease/nestjs/store
  */
 // Entry `@leaderlease/nestjs/store`: for people who write a lease store. The `LeaseStore` contract
@@ -10,7 +11,16 @@
 //
 // A store must also give back the lease id of an acquire without a clear answer (see
 // `LeaseStore.acquire`); the built-in stores' helper for that is internal, so a third-party store
-// follows the contract itself. Prove it with the conformance suite in test/conformance/.
+// follows the contract itself. Prove it with the conformance suite, `leaseStoreConformance`: the
+// cases our own stores pass, for any test runner (docs/guides/writing-a-store.md).
+export type {
+  BlackHoledStore,
+  ConformanceCase,
+  LeaseStoreConformanceOptions,
+  ReplyLosingStore,
+  ReplyLoss,
+} from './conformance/conformance.types.js';
+export { leaseStoreConformance } from './conformance/lease-store-conformance.js';
 export {
   FatalLeaseStoreError,
   LeaseLostError,

@@ -1,12 +1,15 @@
 // @ts-check
 // Figure 1: ns per call of a plain provider method vs the same method under @LeaderOnly(), on the
-// leader and on a follower, in real Nest application contexts (bench/apps/overhead-app.ts).
+// leader and on a follower, in real Nest application contexts (bench/apps/overhead-app.ts), and
+// what the leader path cannot avoid, alone: its two clock reads, and entering the leadership context
+// (currentLeadership()'s AsyncLocalStorage) around the call.
 // tinybench times batches of BATCH calls (a single call is far below the timer's resolution) and
 // records each batch's mean. Prints one `@@b {"type":"result",…}` line with every task's samples
 // summarized in ns per call.
 //
 //   node --import ./test/support/swc-register.mjs bench/apps/decorator-bench.mjs
 import { Bench } from 'tinybench';
+import { runInLeadership } from '../../lib/leadership/leadership-context.js';
 import { summarize } from '../lib/stats.mjs';
 import { contextApps } from './overhead-app.js';
 
@@ -37,6 +40,15 @@ batched('follower', (x) => apps.follower.guarded(x));
 // `performance`: the global one is an accessor that costs a getter call per read).
 const perf = performance;
 batched('clocks', (x) => (perf.now() > Date.now() ? x : 0));
+// The leader path enters its term's leadership context around every call (one object per term):
+// the same AsyncLocalStorage.run, around a call that does nothing.
+const context = Object.freeze({
+  election: 'overhead',
+  identity: 'leader',
+  term: 1,
+  signal: new AbortController().signal,
+});
+batched('context', (x) => runInLeadership(context, () => x));
 
 await bench.run();
 /** @type {Record<string, object>} */

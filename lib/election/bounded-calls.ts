@@ -1,5 +1,6 @@
 import { untilAborted } from '../shared/abort.js';
 import { type Clock, type ClockTimer, timeoutSignal } from '../shared/clock.js';
+import { leaderElectionChannels as channels, publishOn, type StoreCallName } from '../shared/diagnostics-channels.js';
 import { toLeaseStoreError } from '../shared/errors.js';
 import type { Lease, LeaseStore, LeaseWatch } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
@@ -25,6 +26,8 @@ export class BoundedElectorCalls {
     private readonly stopSignal: AbortSignal,
     /** Bound of a follower's call and of a release: see {@link Elector} for why. */
     private readonly callTimeoutMs: number,
+    /** Who we are and our term, for the `storeCallFailed` diagnostics channel. */
+    private readonly caller: { identity: string; term(): number | undefined },
   ) {}
 
   /**
@@ -34,6 +37,7 @@ export class BoundedElectorCalls {
    * (our own guard for third-party stores; the built-in ones undo a late win themselves).
    */
   call<T>(
+    what: StoreCallName,
     timeoutMs: number,
     call: (signal: AbortSignal) => Promise<T>,
     onLate?: (value: T) => unknown,
@@ -49,7 +53,28 @@ export class BoundedElectorCalls {
           this.lateAnswers,
           answer.then(onLate, () => undefined),
         ));
-    return untilAborted(signal, answer, onAbandoned).finally(dispose);
+    const result = untilAborted(signal, answer, onAbandoned).finally(dispose);
+    if (!channels.storeCallFailed.hasSubscribers) return result;
+    return result.catch((raw: unknown) => {
+      // Our own stop() aborting a call is no failure of the store.
+      if (!(stoppable && this.stopSignal.aborted)) this.publishFailure(what, raw);
+      throw raw;
+    });
+  }
+
+  private publishFailure(call: StoreCallName, raw: unknown): void {
+    const { kind, message } = toLeaseStoreError(raw);
+    const { election, store } = this;
+    const { identity } = this.caller;
+    publishOn('storeCallFailed', {
+      election,
+      identity,
+      term: this.caller.term(),
+      store: store.name,
+      call,
+      kind,
+      message,
+    });
   }
 
   /**
@@ -67,9 +92,10 @@ export class BoundedElectorCalls {
       return Promise.resolve();
     }
     const plain = () =>
-      this.call(this.callTimeoutMs, (signal) => this.store.release(lease, { signal }), undefined, false);
+      this.call('release', this.callTimeoutMs, (signal) => this.store.release(lease, { signal }), undefined, false);
     const release = reservation
       ? this.call(
+          'release',
           this.callTimeoutMs,
           (signal) => this.store.release(lease, { signal, ...reservation }),
           undefined,

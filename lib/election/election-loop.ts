@@ -39,7 +39,10 @@ export class ElectionLoop {
   constructor(private readonly d: LoopDeps) {
     this.callTimeoutMs = callTimeoutMs(d.timings);
     const stopSignal = this.stopController.signal;
-    this.calls = new BoundedElectorCalls(d.store, d.election, d.clock, d.logger, stopSignal, this.callTimeoutMs);
+    this.calls = new BoundedElectorCalls(d.store, d.election, d.clock, d.logger, stopSignal, this.callTimeoutMs, {
+      identity: d.identity,
+      term: () => d.terms.term?.lease.term,
+    });
     const lent: LoopCalls = { calls: this.calls, stopSignal, callTimeoutMs: this.callTimeoutMs };
     this.slots = standbySlotsFor(d, lent, () => this.onPollModeChange());
     this.handovers = new HandoverDesk(d, lent, this.slots, (reason, to, before) => this.leave(reason, to, before));
@@ -181,7 +184,7 @@ export class ElectionLoop {
   private async observeOnce(): Promise<void> {
     const { store, election } = this.d;
     try {
-      const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
+      const info = await this.calls.call('read', this.callTimeoutMs, (signal) => store.read(election, { signal }));
       this.d.observed.set(info.held ? info.holder : undefined, info.term, info.meta);
     } catch {
       // Only an observation: the acquire after the sit-out reports store trouble.
@@ -195,6 +198,7 @@ export class ElectionLoop {
     const meta = this.d.meta.current(this.handovers.isPinned());
     try {
       const result = await this.calls.call(
+        'acquire',
         this.callTimeoutMs,
         (signal) =>
           store.acquire({
@@ -235,7 +239,7 @@ export class ElectionLoop {
     const meta = this.d.meta.renewal(this.d.meta.current(this.handovers.isPinned()));
     try {
       // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
-      await this.calls.call(term.remainingMs(), (signal) =>
+      await this.calls.call('renew', term.remainingMs(), (signal) =>
         this.d.store.renew(term.lease, {
           leaseDurationMs: this.d.timings.leaseDurationMs,
           signal,

@@ -28,6 +28,10 @@ export const electionMessages = {
     `${option} must be ${allowed} (got ${String(value)})`,
   clockWithoutWallNow:
     'clock must have wallNow() (wall-clock epoch ms) besides now() and its timers: the elector bounds a term by both clocks; for a clock written for 0.1.0, add wallNow: () => Date.now()',
+  clockInvalid: (missing: readonly string[], value: unknown) =>
+    `clock must be a Clock with now(), wallNow(), setTimeout() and clearTimeout() (e.g. FakeClock from @leaderlease/nestjs/testing); ${value === null || typeof value !== 'object' ? `got ${value === null ? 'null' : typeof value}` : `it has no ${missing.map((name) => `${name}()`).join(', ')}`}`,
+  inMemoryInProduction: (store: string) =>
+    `store: ${store} keeps leases in this process's memory, and NODE_ENV is production: every replica would elect itself leader. Use a shared store (AzureBlobLeaseStore, PostgresLeaseStore, MySqlLeaseStore, RedisLeaseStore, EtcdLeaseStore), or, for an app that runs as one single process, new InMemoryLeaseStore({ allowInProduction: true })`,
   standbyPollWithoutActive:
     'standbyPollMs needs activeFollowers: without it every follower polls every retryIntervalMs',
   invalidElection: (value: unknown) =>

@@ -83,10 +83,8 @@ export function resolveElectorOptions(
     throw new TypeError(messages.invalidElection(election));
   }
   checkIdentityOptions(identity, advertise);
-  // A clock written for 0.1.0 has no wall clock: refused here, not a TypeError at the first term.
-  if (options.clock !== undefined && typeof options.clock?.wallNow !== 'function') {
-    throw new TypeError(messages.clockWithoutWallNow);
-  }
+  checkClockOption(options.clock);
+  checkProductionStore(store);
   if (!Number.isInteger(handoverHoldMs) || handoverHoldMs < 0 || handoverHoldMs > 86_400_000) {
     throw new RangeError(
       messages.optionRange('handoverHoldMs', handoverHoldMs, 'whole milliseconds from 0 to 86400000'),
@@ -160,6 +158,44 @@ export function checkIdentityOptions(identity: unknown, advertise: unknown): voi
     (typeof advertise !== 'string' || advertise === '' || advertise.length > 1024 || !isStorableText(advertise))
   ) {
     throw new TypeError(messages.invalidAdvertise(advertise));
+  }
+}
+
+/** What a clock must have: both clocks and the timers (see {@link Clock}). */
+const CLOCK_METHODS = ['now', 'wallNow', 'setTimeout', 'clearTimeout'] as const;
+
+/**
+ * The `clock` option, when given, has every method of {@link Clock}: a missing one would otherwise
+ * fail at the first term (or, for a timer, never fire). Throws a TypeError naming `clock` and what
+ * it lacks. Also run by the module's own option check: its stuck-work, spread and metrics use it too.
+ */
+export function checkClockOption(clock: unknown): void {
+  if (clock === undefined) return;
+  const methods = clock !== null && (typeof clock === 'object' || typeof clock === 'function') ? clock : {};
+  const missing = CLOCK_METHODS.filter((name) => typeof (methods as Record<string, unknown>)[name] !== 'function');
+  // A clock written for 0.1.0 has no wall clock: its own message says what to add.
+  if (missing.length === 1 && missing[0] === 'wallNow') throw new TypeError(messages.clockWithoutWallNow);
+  if (missing.length > 0) throw new TypeError(messages.clockInvalid(missing, clock));
+}
+
+/**
+ * What a store that keeps its leases in this process's memory declares (`InMemoryLeaseStore`
+ * does): read structurally, so this layer needs no import of that class.
+ */
+interface ProcessLocalStore {
+  readonly inMemory?: unknown;
+  readonly allowInProduction?: unknown;
+}
+
+/**
+ * Under `NODE_ENV=production` (read when the elector is built), refuses a store whose leases live in
+ * this process only, unless it was built with `allowInProduction: true`: every replica of a
+ * deployment would elect itself, and nothing would say so.
+ */
+export function checkProductionStore(store: LeaseStore, nodeEnv = globalThis.process?.env?.NODE_ENV): void {
+  const local = store as LeaseStore & ProcessLocalStore;
+  if (nodeEnv === 'production' && local.inMemory === true && local.allowInProduction !== true) {
+    throw new Error(messages.inMemoryInProduction(store.name));
   }
 }
 

@@ -129,7 +129,7 @@ export class Elector {
     const events = new Subject<LeadershipEvent>();
     this.events$ = events.asObservable();
     this.failures = new FailureLog(this.election, this.store.name, logger);
-    this.observed = new ObservedLeader(this.election, logger, events);
+    this.observed = new ObservedLeader(this.election, this.identity, logger, events);
     this.meta = new OwnLeaseMeta(options.advertise);
     const { election, identity, clock, observed } = this;
     this.terms = new TermKeeper({ election, identity, clock, logger, events, observed });

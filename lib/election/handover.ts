@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { leaderElectionChannels as channels, publishOn } from '../shared/diagnostics-channels.js';
 import { errorMessage, FatalLeaseStoreError, NoLeaderError, toLeaseStoreError } from '../shared/errors.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import { sharedMessages } from '../shared/messages.js';
@@ -98,7 +99,7 @@ export class HandoverDesk implements TermListener {
       typeof requestedBy === 'string' && requestedBy.length <= 300 && isStorableText(requestedBy),
       electionMessages.requestedByForm,
     );
-    const info = await this.calls.call(this.callTimeoutMs, (signal) => store.read(election, { signal }));
+    const info = await this.calls.call('read', this.callTimeoutMs, (signal) => store.read(election, { signal }));
     if (!info.held || info.holder === undefined)
       throw new NoLeaderError(election, electionMessages.handoverNoLeader(election));
     if (to !== undefined && to === info.holder) {
@@ -116,11 +117,15 @@ export class HandoverDesk implements TermListener {
       ...(requesterLeaderships === undefined ? {} : { requesterLeaderships }),
     };
     // A spread request yields to a pending request of another kind (the store decides): not now.
-    if (!(await this.calls.call(this.callTimeoutMs, (signal) => recordHandoverRequest(store, request, { signal })))) {
+    const recorded = await this.calls.call('requestHandover', this.callTimeoutMs, (signal) =>
+      recordHandoverRequest(store, request, { signal }),
+    );
+    if (!recorded) {
       this.d.logger.debug?.(electionMessages.handoverSpreadYielded(election, request.term));
       return undefined;
     }
     this.d.logger.log(electionMessages.handoverRecorded(election, request));
+    this.publish('requested', request);
     // Asked of ourselves: no need to wait for the next renewal to notice.
     const term = this.term;
     if (term && term.lease.term === request.term) this.judge(term, request);
@@ -138,7 +143,7 @@ export class HandoverDesk implements TermListener {
     if (!supportsHandover(store) || this.honouring !== undefined) return;
     let request: HandoverRequest | undefined;
     try {
-      request = await this.calls.call(Math.min(this.callTimeoutMs, term.remainingMs()), (signal) =>
+      request = await this.calls.call('readHandover', Math.min(this.callTimeoutMs, term.remainingMs()), (signal) =>
         store.readHandover(election, { signal }),
       );
     } catch (raw) {
@@ -172,12 +177,14 @@ export class HandoverDesk implements TermListener {
           : undefined;
       if (why !== undefined) {
         logger.log(electionMessages.handoverDeclined(election, request.id, why));
+        this.publish('declined', request, why);
         void this.clearRequest(request);
         return;
       }
     }
     this.honouring = request.id;
     logger.log(electionMessages.handoverHonouring(election, identity, request));
+    this.publish('honoured', request);
     void this.honour(term, request).finally(() => {
       this.honouring = undefined;
     });
@@ -206,12 +213,32 @@ export class HandoverDesk implements TermListener {
     logger.log(electionMessages.handoverDone(election, request.id, request.to));
   }
 
+  /** On the `handover` diagnostics channel, when anyone listens. */
+  private publish(phase: 'requested' | 'honoured' | 'declined', request: HandoverRequest, why?: string): void {
+    if (!channels.handover.hasSubscribers) return;
+    const { election, identity } = this.d;
+    const { id: requestId, term, to, reason, requestedBy } = request;
+    publishOn('handover', {
+      election,
+      identity,
+      phase,
+      term,
+      requestId,
+      to,
+      reason,
+      requestedBy,
+      ...(why === undefined ? {} : { declinedBecause: why }),
+    });
+  }
+
   /** Best effort: a request left behind is stale from the next term on anyway. */
   private async clearRequest(request: HandoverRequest): Promise<void> {
     const { store, election } = this.d;
     if (!supportsHandover(store) || this.stopSignal.aborted) return;
     try {
-      await this.calls.call(this.callTimeoutMs, (signal) => store.clearHandover(election, request.id, { signal }));
+      await this.calls.call('clearHandover', this.callTimeoutMs, (signal) =>
+        store.clearHandover(election, request.id, { signal }),
+      );
     } catch (raw) {
       this.d.logger.debug?.(electionMessages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
     }

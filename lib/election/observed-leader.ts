@@ -1,4 +1,5 @@
 import type { Subject } from 'rxjs';
+import { leaderElectionChannels as channels, publishOn } from '../shared/diagnostics-channels.js';
 import type { LeaseMeta } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger, LeadershipEvent } from './elector.types.js';
@@ -11,6 +12,8 @@ export class ObservedLeader {
 
   constructor(
     private readonly election: string,
+    /** Ours: every diagnostics message names the replica that saw it. */
+    private readonly identity: string,
     private readonly logger: ElectorLogger,
     private readonly events: Subject<LeadershipEvent>,
   ) {}
@@ -37,5 +40,9 @@ export class ObservedLeader {
     this.id = leaderId;
     this.logger.debug?.(messages.leaderChanged(this.election, leaderId));
     this.events.next({ type: 'leader-changed', leaderId });
+    if (channels.leaderChanged.hasSubscribers) {
+      const { election, identity } = this;
+      publishOn('leaderChanged', { election, identity, leaderId, term: this.holderTerm });
+    }
   }
 }

@@ -136,6 +136,7 @@ export class StandbySlots {
     this.next = (this.next + 1) % this.d.slots;
     const sentAt = clock.now();
     const result = await calls.call(
+      'acquireSlot',
       callTimeoutMs,
       (signal) =>
         store.acquire({
@@ -159,7 +160,9 @@ export class StandbySlots {
   private async renew(held: { lease: Lease; activeUntil: number }): Promise<void> {
     const { clock, store, slotLeaseMs, calls, callTimeoutMs } = this.d;
     const sentAt = clock.now();
-    await calls.call(callTimeoutMs, (signal) => store.renew(held.lease, { leaseDurationMs: slotLeaseMs, signal }));
+    await calls.call('renewSlot', callTimeoutMs, (signal) =>
+      store.renew(held.lease, { leaseDurationMs: slotLeaseMs, signal }),
+    );
     if (this.held === held) held.activeUntil = sentAt + this.activeForMs;
   }
 

@@ -26,7 +26,7 @@ export class LeaderStateCalls {
     const term = this.terms.leading();
     if (!term) throw new LeaseLostError(messages.stateNotLeader(election));
     try {
-      await this.lent.calls.call(term.remainingMs(), (signal) =>
+      await this.lent.calls.call('writeState', term.remainingMs(), (signal) =>
         store.writeState(term.lease, value, key === undefined ? { signal } : { signal, key }),
       );
     } catch (error) {
@@ -40,7 +40,7 @@ export class LeaderStateCalls {
   async read(key: string | undefined): Promise<LeaderStateEntry | undefined> {
     const { store, election } = this.d;
     if (!supportsState(store)) throw stateUnsupportedError(store);
-    return this.lent.calls.call(this.lent.callTimeoutMs, (signal) =>
+    return this.lent.calls.call('readState', this.lent.callTimeoutMs, (signal) =>
       store.readState(election, key === undefined ? { signal } : { signal, key }),
     );
   }

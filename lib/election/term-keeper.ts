@@ -1,5 +1,6 @@
 import type { Subject } from 'rxjs';
 import type { Clock } from '../shared/clock.js';
+import { leaderElectionChannels as channels, publishOn } from '../shared/diagnostics-channels.js';
 import type { Lease } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger, ElectorState, LeadershipEvent } from './elector.types.js';
@@ -96,6 +97,9 @@ export class TermKeeper {
     term.start(() => this.checkDeadline());
     this.d.logger.log(messages.elected(election, identity, lease.term));
     this.d.events.next({ type: 'elected', term: lease.term, validUntil: term.validUntil() });
+    if (channels.elected.hasSubscribers) {
+      publishOn('elected', { election, identity, term: lease.term, validUntil: term.validUntil() });
+    }
   }
 
   /** `term` was extended by a renewal: tell, and let the listener act (the loop's tick awaits it). */
@@ -116,6 +120,9 @@ export class TermKeeper {
     term.end(reason);
     this.d.logger.log(messages.revoked(this.d.election, this.d.identity, lease.term, reason));
     this.d.events.next({ type: 'revoked', term: lease.term, reason });
+    if (channels.revoked.hasSubscribers) {
+      publishOn('revoked', { election: this.d.election, identity: this.d.identity, term: lease.term, reason });
+    }
     if (this.d.observed.leaderId === this.d.identity) this.d.observed.set(undefined);
     this.afterStepDown?.(lease, release);
   }

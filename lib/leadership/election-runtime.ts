@@ -10,6 +10,7 @@ import type { ElectionHandle, LeaderElectionStatus, LeadershipTerm } from './ele
 import type { LeaderElector } from './leader-elector.interface.js';
 import { LeaderWork } from './leader-work.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
+import { type LeadershipContext, TermContexts } from './leadership-context.js';
 import type { LeadershipOptions } from './leadership-options.js';
 import { runIfLeaderArguments } from './run-if-leader.js';
 import type { SpreadMember } from './spread.balancer.js';
@@ -50,8 +51,10 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
   private readonly stepDown: StepDownState;
   private readonly drains: WorkDrain;
   private readonly resignation: StuckResignation;
-  private readonly clock: Clock;
+  /** @internal The module's clock (default: the system clock): the once-per-tick ledger reads it too. */
+  readonly clock: Clock;
   private stopping?: Promise<void>;
+  private readonly contexts = new TermContexts();
 
   constructor(
     private readonly context: RuntimeContext,
@@ -61,12 +64,13 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     this.clock = context.clock ?? systemClock;
     this.stepDown = new StepDownState(this, () => this.notifySteppingDown());
     this.resignation = new StuckResignation(options.resignWhenStuck, this, this.stepDown, this.clock, logger);
-    this.work = new LeaderWork(options.stuckAfterMs, (work) => this.resignation.onStuck(work), this.clock);
+    this.work = new LeaderWork(options.stuckAfterMs, (work) => this.resignation.onStuck(work), this.clock, this);
     this.drains = new WorkDrain(this.work, () => this.election, options.shutdownTimeoutMs, logger, context.clock);
     this.elector = createElector(this);
     // First subscriber: what it changes is seen by every later one (isLeader$, the hooks).
     this.elector.events$.subscribe((event) => {
       if (event.type !== 'renewed') this.changes += 1;
+      if (event.type === 'elected' || event.type === 'revoked') this.contexts.clear();
       if (event.type === 'revoked') this.stepDown.revoked(event.term);
       if (event.type === 'elected') this.resignation.onElected(this.work.oldestStuck());
     });
@@ -140,6 +144,11 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     }
     const signal = this.signal;
     return this.work.run(handler, () => fn({ term, signal }));
+  }
+
+  /** @internal What `currentLeadership()` answers in this election's leader-only runs; undefined when not leading. */
+  leadershipContext(): LeadershipContext | undefined {
+    return this.context.options.leadershipContext === false ? undefined : this.contexts.of(this.elector);
   }
 
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined> {

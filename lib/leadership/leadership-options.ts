@@ -19,4 +19,6 @@ export interface LeadershipOptions {
   readonly stuckAfterMs?: number;
   /** A leader whose work is stuck resigns. */
   readonly resignWhenStuck: boolean;
+  /** false: runs enter no AsyncLocalStorage context (`currentLeadership()` answers undefined). */
+  readonly leadershipContext?: boolean;
 }

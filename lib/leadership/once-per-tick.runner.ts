@@ -1,4 +1,5 @@
 import { filter, type Subscription } from 'rxjs';
+import { systemClock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
 import type { CronMetadata } from './cron-schedule.js';
 import type { ElectionRuntime } from './election-runtime.js';
@@ -59,8 +60,9 @@ export class OncePerTickRunner {
     self: unknown,
     args: unknown[],
   ): Promise<unknown> {
-    const call = () => Reflect.apply(method, self, args);
-    return runtime.work.run(tick.label, async () => this.ledger(runtime).runTick(this.job(runtime, tick), call));
+    const { work } = runtime;
+    const call = (fireTime: number) => work.runTick(tick.label, fireTime, () => Reflect.apply(method, self, args));
+    return work.run(tick.label, async () => this.ledger(runtime).runTick(this.job(runtime, tick), call), false);
   }
 
   /** From bootstrap on, every newly elected leader runs its catch-up jobs. */
@@ -82,10 +84,12 @@ export class OncePerTickRunner {
   private ledger(runtime: ElectionRuntime): TickLedger {
     let ledger = this.ledgers.get(runtime);
     if (!ledger) {
-      const { work } = runtime;
-      ledger = new TickLedger(runtime, this.logger, Date.now, {
-        ticksLost: (job, count) => work.countTicksLost(job.label, count),
-      });
+      const { work, clock } = runtime;
+      // Fire times on the module's wall clock, retries on its timers: a FakeClock moves ticks too.
+      // Without one, the ledger's own plain (ref'd) timers, not systemClock's unref'd ones.
+      const timers = clock === systemClock ? undefined : clock;
+      const events = { ticksLost: (job: TickJob, count: number) => work.countTicksLost(job.label, count) };
+      ledger = new TickLedger(runtime, this.logger, () => clock.wallNow(), events, timers);
       this.ledgers.set(runtime, ledger);
     }
     return ledger;

@@ -3,6 +3,7 @@ import type { Observable, Subscription } from 'rxjs';
 import type { LeadershipEvent } from '../election/elector.js';
 import type { HandoverRequestOptions } from '../election/elector.types.js';
 import type { ElectorTimings } from '../election/elector-options.js';
+import { type Clock, type ClockTimer, systemClock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
 import type { HandoverRequest, LeaseMeta } from '../stores/lease-store.js';
 import { SPREAD_REASON } from '../stores/lease-store.spread-rule.js';
@@ -45,7 +46,7 @@ export interface SpreadMember {
  */
 export class SpreadBalancer {
   private readonly subscriptions = new Map<SpreadMember, Subscription>();
-  private timer?: ReturnType<typeof setTimeout>;
+  private timer?: ClockTimer;
   /** No new request before this time (monotonic ms): the last one is being honoured. */
   private quietUntil = 0;
   private running = false;
@@ -53,6 +54,8 @@ export class SpreadBalancer {
   constructor(
     private readonly handles: ReadonlyMap<string, SpreadMember>,
     private readonly logger: Logger,
+    /** The module's clock (a test's `FakeClock`); the system clock's timers never keep the process alive. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   start(): void {
@@ -69,7 +72,7 @@ export class SpreadBalancer {
 
   stop(): void {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
     this.subscriptions.clear();
   }
@@ -112,9 +115,8 @@ export class SpreadBalancer {
     if (!this.running) return;
     const retryMs = this.retryMs();
     const delay = retryMs * (1 + (Math.random() * 2 - 1) * JITTER);
-    this.timer = setTimeout(() => void this.tick().finally(() => this.schedule()), delay);
-    // Never keeps the process alive: the elections' own timers decide that.
-    this.timer.unref?.();
+    // systemClock's timers are unref'd: the elections' own timers decide whether the process lives.
+    this.timer = this.clock.setTimeout(() => void this.tick().finally(() => this.schedule()), delay);
   }
 
   private retryMs(): number {
@@ -123,7 +125,7 @@ export class SpreadBalancer {
   }
 
   private async tick(): Promise<void> {
-    if (performance.now() < this.quietUntil) return;
+    if (this.clock.now() < this.quietUntil) return;
     const mine = this.leading();
     let best: { handle: SpreadMember; theirs: number } | undefined;
     for (const handle of this.handles.values()) {
@@ -138,7 +140,7 @@ export class SpreadBalancer {
     }
     if (!best) return;
     const { timings, identity, election } = best.handle;
-    this.quietUntil = performance.now() + timings.renewIntervalMs + 2 * timings.retryIntervalMs;
+    this.quietUntil = this.clock.now() + timings.renewIntervalMs + 2 * timings.retryIntervalMs;
     try {
       await best.handle.requestSpreadHandover({
         to: identity,

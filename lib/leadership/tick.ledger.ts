@@ -1,3 +1,4 @@
+import type { Clock } from '../shared/clock.js';
 import { FatalLeaseStoreError, LeaseLostError } from '../shared/errors.js';
 import type { LeaderStateEntry } from '../stores/lease-store.js';
 import { CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
@@ -20,6 +21,16 @@ export const CATCH_UP_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const TICK_RECORD_RETRY_MS = 2_000;
 /** First pause between attempts; doubled each time. */
 const RETRY_PAUSE_MS = 50;
+
+/** What times the retries of a record: a monotonic clock and its timers. */
+export type RetryTimers = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
+
+/** Without the module's clock: plain (ref'd) timers, bounded by the retry budget, as a drain's are. */
+const PLAIN_TIMERS: RetryTimers = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
 
 /**
  * A recorded fire time this far ahead of our clock was written by a leader whose clock runs ahead
@@ -73,6 +84,8 @@ export class TickLedger {
     private readonly logger: TickLedgerLogger,
     private readonly now: () => number = Date.now,
     events?: TickLedgerEvents,
+    /** Times the retries of a record (the module's clock, a test's `FakeClock`). */
+    private readonly timers: RetryTimers = PLAIN_TIMERS,
   ) {
     this.lost = new LostTicksReport(logger, now, events);
   }
@@ -92,11 +105,11 @@ export class TickLedger {
   }
 
   /** Runs `call` for the tick the current time belongs to, unless that tick was recorded already. */
-  async runTick(job: TickJob, call: () => unknown): Promise<unknown> {
+  async runTick(job: TickJob, call: (fireTime: number) => unknown): Promise<unknown> {
     const schedule = await this.schedule(job);
     const fireTime = schedule.fireTimeOf(this.now());
     if (!(await this.claim(job, schedule, fireTime, false))) return undefined;
-    return call();
+    return call(fireTime);
   }
 
   /**
@@ -156,7 +169,7 @@ export class TickLedger {
     const fireIso = new Date(fireTime).toISOString();
     const { term, signal } = this.state;
     const budget = Math.min(TICK_RECORD_RETRY_MS, (schedule.next(fireTime) - fireTime) / 2);
-    const giveUpAt = performance.now() + budget;
+    const giveUpAt = this.timers.now() + budget;
     let pause = RETRY_PAUSE_MS;
     // Set once a write of ours failed: it may have landed all the same.
     let outcomeUnknown = false;
@@ -180,7 +193,7 @@ export class TickLedger {
         return true;
       } catch (error) {
         const reason = (error as Error)?.message ?? String(error);
-        const wait = Math.min(pause, giveUpAt - performance.now());
+        const wait = Math.min(pause, giveUpAt - this.timers.now());
         if (!retryable(error) || signal.aborted || this.state.term !== term || wait <= 0) {
           this.logger.warn(messages.tickRecordFailed(job.job, fireIso, reason));
           return false;
@@ -188,7 +201,7 @@ export class TickLedger {
         this.logger.debug(messages.tickRecordRetry(job.job, fireIso, reason));
         outcomeUnknown ||= writing;
         pause *= 2;
-        if (!(await pauseUnlessAborted(wait, signal))) {
+        if (!(await pauseUnlessAborted(this.timers, wait, signal))) {
           this.logger.warn(messages.tickRecordFailed(job.job, fireIso, reason));
           return false;
         }
@@ -224,14 +237,14 @@ function retryable(error: unknown): boolean {
 }
 
 /** Resolves true after `ms`, false at once when `signal` aborts first. */
-function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<boolean> {
+function pauseUnlessAborted(timers: RetryTimers, ms: number, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const onAbort = () => {
-      clearTimeout(timer);
+      timers.clearTimeout(timer);
       resolve(false);
     };
-    const timer = setTimeout(() => {
+    const timer = timers.setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);

@@ -1,5 +1,6 @@
 import type { Observable, Subscription } from 'rxjs';
 import type { LeadershipEvent } from '../election/elector.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import {
   DESCRIPTIONS,
   LEADER_ONLY_BUCKETS,
@@ -124,7 +125,7 @@ export class ElectionMetrics implements StoreCallRecorder {
    * or found it held), a renewal of ours. A follower cut off from the store keeps the last leader
    * it read; once no sign came for as long as the store vouched for it, it no longer knows of one.
    */
-  private lastSeenLeader = performance.now();
+  private lastSeenLeader: number;
   /**
    * Until when the last sign vouches for the leader: a whole lease, or — when the store hinted
    * the holder's remaining lease — that plus a retry interval. A follower with a watch polls only
@@ -139,7 +140,10 @@ export class ElectionMetrics implements StoreCallRecorder {
     meter: Meter,
     private readonly source: ObservedElection,
     private readonly storeName: string,
+    /** The module's clock (a test's `FakeClock`): leaderless seconds are counted on it. */
+    private readonly clock: Pick<Clock, 'now'> = systemClock,
   ) {
+    this.lastSeenLeader = clock.now();
     this.electionAttributes = { election: source.election };
     this.transitions = meter.createCounter(METRIC.transitions, { description: DESCRIPTIONS.transitions });
     this.storeFailures = meter.createCounter(METRIC.storeFailures, { description: DESCRIPTIONS.storeFailures });
@@ -194,7 +198,7 @@ export class ElectionMetrics implements StoreCallRecorder {
       // so the hint no longer vouches; the last answer counts for a lease, as without a hint.
       this.leaderSeenUntil = Math.min(this.leaderSeenUntil, this.lastSeenLeader + leaseDurationMs);
     } else if (operation === 'acquire' || operation === 'renew') {
-      const now = performance.now();
+      const now = this.clock.now();
       this.lastSeenLeader = now;
       this.leaderSeenUntil =
         now +
@@ -216,7 +220,7 @@ export class ElectionMetrics implements StoreCallRecorder {
 
   private noteLeader(leaderId: string | undefined): void {
     if (leaderId !== undefined) this.leaderlessSince = undefined;
-    else this.leaderlessSince ??= performance.now();
+    else this.leaderlessSince ??= this.clock.now();
   }
 
   private collect(key: ObservedKey, result: ObservableResult): void {
@@ -231,7 +235,7 @@ export class ElectionMetrics implements StoreCallRecorder {
         result.observe(this.closed ? 0 : ms / 1000, { ...this.electionAttributes, handler });
       }
     } else {
-      result.observe(this.leaderlessSeconds(performance.now()), this.electionAttributes);
+      result.observe(this.leaderlessSeconds(this.clock.now()), this.electionAttributes);
     }
   }
 

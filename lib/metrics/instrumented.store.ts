@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../shared/clock.js';
 import { LeaseStoreError } from '../shared/errors.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import type { StoreCallOutcome, StoreCallRecorder } from './election.metrics.js';
@@ -6,6 +7,8 @@ import { STORE_OPERATIONS, type StoreOperation } from './metric-names.js';
 /** Where the timings go; `recorder` stays unset (nothing measured) until metrics are known to record. */
 export interface StoreCallSink {
   recorder?: StoreCallRecorder;
+  /** Times the calls (the module's clock, a test's `FakeClock`); default: the system clock. */
+  clock?: Pick<Clock, 'now'>;
 }
 
 const TIMED: ReadonlySet<PropertyKey> = new Set(STORE_OPERATIONS);
@@ -39,8 +42,9 @@ export function instrumentLeaseStore<S extends LeaseStore>(store: S, sink: Store
         wrapper = (...args: unknown[]) => {
           const recorder = sink.recorder;
           if (!recorder) return method.apply(target, args);
-          const startedAt = performance.now();
-          const seconds = () => (performance.now() - startedAt) / 1000;
+          const clock = sink.clock ?? systemClock;
+          const startedAt = clock.now();
+          const seconds = () => (clock.now() - startedAt) / 1000;
           return method.apply(target, args).then(
             (result) => {
               recorder.storeCall(operation, outcomeOf(operation, result), seconds(), holderExpiresInMs(result));

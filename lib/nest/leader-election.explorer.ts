@@ -241,6 +241,7 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
           return isPromiseLike(result) ? Promise.resolve(result).catch(fail) : result;
         },
         hook.kind === 'elected' ? hook.label : undefined,
+        hook.kind === 'elected',
       );
     } catch (error) {
       fail(error);

@@ -1,4 +1,4 @@
-import { checkIdentityOptions } from '../election/elector-options.js';
+import { checkClockOption, checkIdentityOptions } from '../election/elector-options.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
@@ -22,6 +22,8 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   }
   // Checked here too (each elector checks again): the testing kit builds no Elector.
   checkIdentityOptions(options.identity, options.advertise);
+  // Before any runtime takes it: stuck work, spread and metrics use it besides the electors.
+  checkClockOption(options.clock);
   const { shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS, closeStoreOnShutdown = true } = options;
   if (typeof shutdownTimeoutMs !== 'number' || !Number.isFinite(shutdownTimeoutMs) || shutdownTimeoutMs < 0) {
     throw new RangeError(messages.optionNotNonNegative('shutdownTimeoutMs', shutdownTimeoutMs));
@@ -42,6 +44,9 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   if (typeof resignWhenStuck !== 'boolean')
     throw new TypeError(messages.optionNotBoolean('resignWhenStuck', resignWhenStuck));
   if (resignWhenStuck && stuckAfterMs === undefined) throw new TypeError(messages.resignWhenStuckNeedsStuckAfter);
+  const { leadershipContext = true } = options;
+  if (typeof leadershipContext !== 'boolean')
+    throw new TypeError(messages.optionNotBoolean('leadershipContext', leadershipContext));
   const electionNames = resolveElectionNames(options);
   const { spread = electionNames.length > 1 } = options;
   if (typeof spread !== 'boolean') throw new TypeError(messages.optionNotBoolean('spread', spread));
@@ -52,6 +57,7 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
     shutdownTimeoutMs,
     closeStoreOnShutdown,
     resignWhenStuck,
+    leadershipContext,
     guard: resolveGuardOptions(options.guard),
   };
 }

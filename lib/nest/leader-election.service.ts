@@ -57,7 +57,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
     // Validation throws here, during DI, so `compile()`/`init()` rejects naming the option.
     this.options = resolveModuleOptions(options);
     for (const name of this.options.electionNames) this.runtimes.add(name, this.newRuntime(name));
-    if (this.options.spread) this.spread = new SpreadBalancer(this.runtimes.all, this.logger);
+    if (this.options.spread) this.spread = new SpreadBalancer(this.runtimes.all, this.logger, this.options.clock);
   }
 
   /** The handle of election `name` (default: the default election). Throws for a name the app does not run. */
@@ -271,13 +271,14 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
       guard,
       stuckAfterMs,
       resignWhenStuck,
+      leadershipContext,
       elections,
       electionNames,
       spread,
       ...electorOptions
     } = this.options;
     const logger = this.logger;
-    return new ElectionRuntime({ options: this.options, logger }, (runtime) =>
+    return new ElectionRuntime({ options: this.options, logger, clock: this.options.clock }, (runtime) =>
       this.createElector({
         ...electorOptions,
         election,

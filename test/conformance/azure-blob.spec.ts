@@ -16,6 +16,7 @@ import {
 } from '@azure/storage-blob';
 import { Elector, type ElectorLogger } from '../../lib/election/elector.js';
 import { LeaseLostError } from '../../lib/shared/errors.js';
+import { leaseStoreConformance } from '../../lib/store.js';
 import {
   type AzureAuthKind,
   AzureBlobLeaseStore,
@@ -25,8 +26,7 @@ import type { Lease, LeaseStore } from '../../lib/stores/lease-store.js';
 import { AZURITE_ACCOUNT, AZURITE_ACCOUNT_KEY, freePort, startAzurite } from '../setup/azurite.js';
 import { FaultProxy } from '../support/fault-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
-import { describeLeaseStoreConformance } from './lease-store.conformance.js';
-import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
+import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './store-spec-helpers.js';
 
 const LEASE_MS = 15_000;
 
@@ -72,35 +72,52 @@ async function acquireOk(store: LeaseStore, election: string, identity: string):
   return result.lease;
 }
 
-describeLeaseStoreConformance('AzureBlobLeaseStore on Azurite', () => {
-  const container = uniqueContainer();
-  return {
-    leaseDurationMs: LEASE_MS,
-    // Lease durations are whole seconds; the service may free an expired lease up to a second late.
-    expiryGranularityMs: 1_000,
-    leaderState: true,
-    // No push: Azure has no watch, followers poll.
-    handover: true,
-    createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container }),
-    createStoreInFreshNamespace: () =>
-      new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
-    createReplyLosingStore: async () => {
-      const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
-      const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
-      return {
-        store: new AzureBlobLeaseStore({ connectionString: viaProxy, container }),
-        loseNextAcquireReply: (_identity, how) =>
-          proxy.set({ kind: 'lose-reply', op: 'lease:acquire', silent: how === 'silence' }),
-        // The only upload to a leased blob is a leader-state write.
-        loseNextReplyContaining: (_marker, how) =>
-          proxy.set({ kind: 'lose-reply', op: 'upload', silent: how === 'silence' }),
-        get repliesLost() {
-          return proxy.repliesLost;
-        },
-        close: () => proxy.close(),
-      };
-    },
-  };
+const conformanceContainer = uniqueContainer();
+const conformanceCases = leaseStoreConformance({
+  leaseDurationMs: LEASE_MS,
+  // Lease durations are whole seconds; the service may free an expired lease up to a second late.
+  expiryGranularityMs: 1_000,
+  leaderState: true,
+  // No push: Azure has no watch, followers poll.
+  handover: true,
+  createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container: conformanceContainer }),
+  createStoreInFreshNamespace: () =>
+    new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
+  createReplyLosingStore: async () => {
+    const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+    const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+    return {
+      store: new AzureBlobLeaseStore({ connectionString: viaProxy, container: conformanceContainer }),
+      loseNextAcquireReply: (_identity, how) =>
+        proxy.set({ kind: 'lose-reply', op: 'lease:acquire', silent: how === 'silence' }),
+      // The only upload to a leased blob is a leader-state write.
+      loseNextReplyContaining: (_marker, how) =>
+        proxy.set({ kind: 'lose-reply', op: 'upload', silent: how === 'silence' }),
+      get repliesLost() {
+        return proxy.repliesLost;
+      },
+      close: () => proxy.close(),
+    };
+  },
+  createBlackHoledStore: async () => {
+    const proxy = await FaultProxy.start(Number(process.env.AZURITE_BLOB_PORT));
+    const viaProxy = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=http://127.0.0.1:${proxy.port}/${AZURITE_ACCOUNT};`;
+    const store = new AzureBlobLeaseStore({ connectionString: viaProxy, container: uniqueContainer() });
+    return {
+      store,
+      blackHole: () => proxy.set({ kind: 'blackhole' }),
+      close: async () => {
+        proxy.set({ kind: 'pass' });
+        await store.close();
+        await proxy.close();
+      },
+    };
+  },
+});
+
+describe('LeaseStore conformance: AzureBlobLeaseStore on Azurite', () => {
+  for (const c of conformanceCases)
+    (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
 });
 
 describeBlackHoleStopConformance('AzureBlobLeaseStore on Azurite', () => ({

@@ -5,15 +5,19 @@ import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { Elector } from '../../lib/election/elector.js';
 import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { leaseStoreConformance } from '../../lib/store.js';
 import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { etcdEndpoint, expectUnreachableIsTransient, uniqueName } from '../setup/servers.js';
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
-import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
-import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
+import {
+  expectMalformedConnectionRefused,
+  stateContinuesAfterUpgrade,
+  stateWrittenBeforeUpgrade,
+} from './store-spec-helpers.js';
 
 /** etcd's smallest lease with default server settings (see EtcdLeaseStore.limits). */
 const LEASE_MS = 2_000;
@@ -37,7 +41,7 @@ afterAll(async () => {
   await withEtcd((etcd) => etcd.delete().prefix(runPrefix).exec());
 });
 
-describeLeaseStoreConformance('EtcdLeaseStore', () => ({
+const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   // TTLs are whole seconds and the server revokes expired leases in a periodic sweep.
   expiryGranularityMs: 1_000,
@@ -52,7 +56,17 @@ describeLeaseStoreConformance('EtcdLeaseStore', () => ({
       portOf(etcdEndpoint(), 2379),
       (port) => new EtcdLeaseStore({ connection: `http://127.0.0.1:${port}`, keyPrefix: prefix }),
     ),
-}));
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(etcdEndpoint(), 2379),
+      (port) => new EtcdLeaseStore({ connection: `http://127.0.0.1:${port}`, keyPrefix: `${runPrefix}blackhole/` }),
+    ),
+});
+
+describe('LeaseStore conformance: EtcdLeaseStore', () => {
+  for (const c of conformanceCases)
+    (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
+});
 
 describePushHandoverConformance('EtcdLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,
@@ -341,7 +355,20 @@ describe('EtcdLeaseStore specifics', () => {
       'connection',
       'etcd-1:2379',
     );
-    for (const good of [etcdEndpoint(), 'https://etcd-1:2379', 'etcd-2:2379', 'http://[::1]:2379']) {
+    // A cluster as one comma-separated string (etcdctl's --endpoints): an empty member is refused too.
+    expectMalformedConnectionRefused(
+      () => new EtcdLeaseStore({ connection: 'http://etcd-1:2379,' }),
+      'connection',
+      'etcd-1:2379',
+    );
+    expectMalformedConnectionRefused(() => new EtcdLeaseStore({ connection: [] }), 'connection', 'etcd-1:2379');
+    for (const good of [
+      etcdEndpoint(),
+      'https://etcd-1:2379',
+      'etcd-2:2379',
+      'http://[::1]:2379',
+      'http://etcd-1:2379, http://etcd-2:2379,http://etcd-3:2379',
+    ]) {
       expect(() => new EtcdLeaseStore({ connection: good })).not.toThrow();
     }
   });

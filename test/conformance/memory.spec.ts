@@ -1,7 +1,10 @@
+// InMemoryLeaseStore through the exported conformance suite (`leaseStoreConformance` of
+// `@leaderlease/nestjs/store`), registered the way a store author registers it.
+
 import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { leaseStoreConformance, type ReplyLoss } from '../../lib/store.js';
 import type { AcquireRequest, AcquireResult, Lease } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
-import { describeLeaseStoreConformance, type ReplyLoss } from './lease-store.conformance.js';
 
 /**
  * The fault wrapper of the in-process store: between the shared acquire rule and the protocol's
@@ -46,34 +49,37 @@ class ReplyLosingMemoryStore extends InMemoryLeaseStore {
   }
 }
 
-describeLeaseStoreConformance('InMemoryLeaseStore', () => {
-  // Leases live in the instance, so "another instance over the same backend" is the same object.
-  const shared = new ReplyLosingMemoryStore();
-  return {
-    leaseDurationMs: 500,
-    leaderState: true,
-    handover: true,
-    push: true,
-    createStore: () => shared,
-    createStoreInFreshNamespace: () => new InMemoryLeaseStore(),
-    createReplyLosingStore: () => {
-      // One store for all: each view counts the losses of the identity it armed.
-      let armed: string | undefined;
-      return {
-        store: shared,
-        loseNextAcquireReply: (identity, how) => {
-          armed = identity;
-          shared.loseNextAcquireReply(identity, how);
-        },
-        loseNextReplyContaining: (marker, how) => {
-          armed = undefined;
-          shared.loseNextStateReply(marker, how);
-        },
-        get repliesLost() {
-          if (armed === undefined) return shared.statesLost;
-          return shared.lostFor.has(armed) ? 1 : 0;
-        },
-      };
-    },
-  };
+// Leases live in the instance, so "another instance over the same backend" is the same object.
+const shared = new ReplyLosingMemoryStore();
+
+const cases = leaseStoreConformance({
+  leaseDurationMs: 500,
+  leaderState: true,
+  handover: true,
+  push: true,
+  createStore: () => shared,
+  createStoreInFreshNamespace: () => new InMemoryLeaseStore(),
+  createReplyLosingStore: () => {
+    // One store for all: each view counts the losses of the identity it armed.
+    let armed: string | undefined;
+    return {
+      store: shared,
+      loseNextAcquireReply: (identity, how) => {
+        armed = identity;
+        shared.loseNextAcquireReply(identity, how);
+      },
+      loseNextReplyContaining: (marker, how) => {
+        armed = undefined;
+        shared.loseNextStateReply(marker, how);
+      },
+      get repliesLost() {
+        if (armed === undefined) return shared.statesLost;
+        return shared.lostFor.has(armed) ? 1 : 0;
+      },
+    };
+  },
+});
+
+describe('LeaseStore conformance: InMemoryLeaseStore', () => {
+  for (const c of cases) (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
 });

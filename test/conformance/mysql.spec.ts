@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
 import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { leaseStoreConformance } from '../../lib/store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import {
   MySqlLeaseStore,
@@ -17,8 +18,8 @@ import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/se
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
-import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
+import { expectMalformedConnectionRefused } from './store-spec-helpers.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_my');
@@ -48,7 +49,7 @@ afterAll(async () => {
   });
 });
 
-describeLeaseStoreConformance('MySqlLeaseStore', () => ({
+const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
   handover: true,
@@ -59,7 +60,17 @@ describeLeaseStoreConformance('MySqlLeaseStore', () => ({
       portOf(MYSQL_URL, 3306),
       (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
     ),
-}));
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(MYSQL_URL, 3306),
+      (port) => new MySqlLeaseStore({ connection: withPort(MYSQL_URL, port), table }),
+    ),
+});
+
+describe('LeaseStore conformance: MySqlLeaseStore', () => {
+  for (const c of conformanceCases)
+    (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
+});
 
 describeSqlHandoverUpgrade('MySqlLeaseStore', {
   previousVersionTable: async () => {

@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import pg from 'pg';
 import { FatalLeaseStoreError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { leaseStoreConformance } from '../../lib/store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import {
   PostgresLeaseStore,
@@ -17,9 +18,9 @@ import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/serve
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
-import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
 import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
+import { expectMalformedConnectionRefused } from './store-spec-helpers.js';
 
 const LEASE_MS = 1_000;
 const table = uniqueName('le_pg');
@@ -51,7 +52,7 @@ afterAll(async () => {
   });
 });
 
-describeLeaseStoreConformance('PostgresLeaseStore', () => ({
+const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
   handover: true,
@@ -63,7 +64,17 @@ describeLeaseStoreConformance('PostgresLeaseStore', () => ({
       portOf(PG_URL, 5432),
       (port) => new PostgresLeaseStore({ connection: withPort(PG_URL, port), table }),
     ),
-}));
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(PG_URL, 5432),
+      (port) => new PostgresLeaseStore({ connection: withPort(PG_URL, port), table }),
+    ),
+});
+
+describe('LeaseStore conformance: PostgresLeaseStore', () => {
+  for (const c of conformanceCases)
+    (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
+});
 
 describePushHandoverConformance('PostgresLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,

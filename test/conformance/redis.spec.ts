@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { leaseStoreConformance } from '../../lib/store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { redisMessages } from '../../lib/stores/redis/redis.messages.js';
 import { RedisLeaseStore } from '../../lib/stores/redis/redis.store.js';
@@ -12,9 +13,12 @@ import { expectUnreachableIsTransient, REDIS_URL, TcpGate, uniqueName } from '..
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
-import { describeLeaseStoreConformance, expectMalformedConnectionRefused } from './lease-store.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
-import { stateContinuesAfterUpgrade, stateWrittenBeforeUpgrade } from './state.conformance.js';
+import {
+  expectMalformedConnectionRefused,
+  stateContinuesAfterUpgrade,
+  stateWrittenBeforeUpgrade,
+} from './store-spec-helpers.js';
 
 const LEASE_MS = 1_000;
 /** Every key of this run starts with this, so parallel runs never meet and clean-up is one SCAN. */
@@ -39,7 +43,7 @@ afterAll(async () => {
   });
 });
 
-describeLeaseStoreConformance('RedisLeaseStore', () => ({
+const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
   handover: true,
@@ -52,7 +56,17 @@ describeLeaseStoreConformance('RedisLeaseStore', () => ({
       portOf(REDIS_URL, 6379),
       (port) => new RedisLeaseStore({ connection: withPort(REDIS_URL, port), keyPrefix: prefix }),
     ),
-}));
+  createBlackHoledStore: () =>
+    storeBehindBlackHoleProxy(
+      portOf(REDIS_URL, 6379),
+      (port) => new RedisLeaseStore({ connection: withPort(REDIS_URL, port), keyPrefix: `${runPrefix}blackhole:` }),
+    ),
+});
+
+describe('LeaseStore conformance: RedisLeaseStore', () => {
+  for (const c of conformanceCases)
+    (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
+});
 
 describePushHandoverConformance('RedisLeaseStore', () => ({
   leaseDurationMs: LEASE_MS,

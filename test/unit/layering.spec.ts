@@ -1,7 +1,8 @@
 // Layers point down only and no two files of lib/ tie each other (STYLE.md, DESIGN.md §2):
 //   entry files (lib/*.ts) → nest/ → leadership/ → metrics/ → election/ → stores/ → shared/
 // with testing/ on top of nest/, and cli/ beside them, using only election/, stores/, shared/ and the
-// entry files (it loads a store the way an app would). This walks every import of lib/ (type-only
+// entry files (it loads a store the way an app would); conformance/ (the exported store suite) on top
+// of stores/ only, reached through the store entry. This walks every import of lib/ (type-only
 // and dynamic ones included) and fails on an edge that points up, on an import cycle, and on a file
 // at the top of lib/ that is not an entry. It also keeps every file small (STYLE.md: split by role
 // when one grows): at most 300 lines, 450 for the elector, which opens with the timing-rules header.
@@ -18,13 +19,26 @@ const ENTRIES = Object.values(
   return built === undefined ? [] : [posix.join('lib', posix.relative('./dist/esm', built).replace(/\.js$/, '.ts'))];
 });
 
-const LAYERS = ['shared', 'stores', 'election', 'metrics', 'leadership', 'nest', 'testing', 'cli', 'entry'] as const;
+const LAYERS = [
+  'shared',
+  'stores',
+  'conformance',
+  'election',
+  'metrics',
+  'leadership',
+  'nest',
+  'testing',
+  'cli',
+  'entry',
+] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** What each layer may import from lib/ (its own folder included). */
 const ALLOWED: Record<Layer, readonly Layer[]> = {
   shared: ['shared'],
   stores: ['stores', 'shared'],
+  // The exported conformance suite judges a store by the contract alone: no elector, no Nest.
+  conformance: ['conformance', 'stores', 'shared'],
   // election/ reaches stores/ through the contract only (ELECTION_STORE_CONTRACT).
   election: ['election', 'stores', 'shared'],
   metrics: ['metrics', 'election', 'stores', 'shared'],
@@ -32,7 +46,7 @@ const ALLOWED: Record<Layer, readonly Layer[]> = {
   nest: ['nest', 'leadership', 'metrics', 'election', 'stores', 'shared'],
   testing: ['testing', 'nest', 'leadership', 'metrics', 'election', 'stores', 'shared'],
   cli: ['cli', 'entry', 'election', 'stores', 'shared'],
-  entry: ['nest', 'leadership', 'metrics', 'election', 'stores', 'shared', 'testing'],
+  entry: ['nest', 'leadership', 'metrics', 'election', 'stores', 'shared', 'testing', 'conformance'],
 };
 
 /** Layers that may import @nestjs/*; leadership/ only for types (a logger), never a Nest value. */

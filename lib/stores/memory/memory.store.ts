@@ -27,6 +27,7 @@ import { spreadRequestYields } from '../lease-store.spread-rule.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { StoreCallKit, WatchFanOut } from '../store-support.js';
+import { memoryMessages } from './memory.messages.js';
 
 interface Slot {
   holder?: string;
@@ -45,11 +46,32 @@ interface Slot {
 }
 
 /**
+ * Options of {@link InMemoryLeaseStore}.
+ * @inline
+ */
+export interface InMemoryLeaseStoreOptions {
+  /** Times expiry and reservations; give the electors' clock (a `FakeClock` in tests). Default: the system clock. */
+  clock?: Clock;
+  /**
+   * Accept this store when `NODE_ENV=production`. Leases in one process's memory elect a leader
+   * among that process's electors only: every replica of a deployment would lead. So an `Elector`
+   * (and `LeaderElectionModule`) refuses this store in production unless it was built with
+   * `allowInProduction: true`, for an app that really runs as a single process. Default false.
+   */
+  allowInProduction?: boolean;
+}
+
+/**
  * Leases in this process's memory: for tests and single-instance development. Several electors
  * (several Nest apps in one process) can share one instance; expiry uses the injected clock.
+ * Refused under `NODE_ENV=production` unless built with `allowInProduction: true`.
  */
 export class InMemoryLeaseStore implements LeaseStore {
   readonly name = 'InMemoryLeaseStore';
+  /** Leases live in this process only: what the elector's production guard looks for. */
+  readonly inMemory = true;
+  /** Built with `allowInProduction: true`: the production guard lets it through. */
+  readonly allowInProduction: boolean;
   readonly limits: LeaseStoreLimits = {
     minLeaseDurationMs: 1,
     maxLeaseDurationMs: Number.MAX_SAFE_INTEGER,
@@ -61,8 +83,13 @@ export class InMemoryLeaseStore implements LeaseStore {
   private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
   private readonly clock: Clock;
 
-  constructor(options: { clock?: Clock } = {}) {
-    this.clock = options.clock ?? systemClock;
+  constructor(options: InMemoryLeaseStoreOptions = {}) {
+    const { clock = systemClock, allowInProduction = false } = options;
+    if (typeof allowInProduction !== 'boolean') {
+      throw new TypeError(memoryMessages.optionNotBoolean('allowInProduction', allowInProduction));
+    }
+    this.clock = clock;
+    this.allowInProduction = allowInProduction;
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
