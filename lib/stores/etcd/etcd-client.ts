@@ -15,8 +15,10 @@ export interface EtcdLeaseStoreOptions {
   /** An existing etcd3 client. The store never closes it. */
   client?: Etcd3;
   /**
-   * Endpoint(s) (`http://host:2379`) or etcd3 options for a client the store opens (and closes in
-   * `close()`). Defaults added unless given: dial timeout 5 s, no client-side retries, gRPC
+   * Endpoint(s) (`http://host:2379`; several as an array or one comma-separated string, as in
+   * etcdctl's `--endpoints`: list every member of a cluster) or etcd3 options for a client the store
+   * opens (and closes in `close()`). Each call goes to one member (etcd3 picks at random); one that
+   * fails is retried by the elector on its schedule, so a dead or frozen member costs at most a call. Defaults added unless given: dial timeout 5 s, no client-side retries, gRPC
    * keep-alive (a ping every 6 s while a call or the watch is open, the connection given up 4 s
    * after an unanswered one; override with `grpcOptions`). A client you pass as `client` gets none
    * of these: give it a keep-alive (`grpc.keepalive_time_ms` ≥ 5000, `grpc.keepalive_timeout_ms`),
@@ -68,13 +70,23 @@ const KEEPALIVE = {
 
 /** Options of the client the store opens: no client-side retries, a 5 s dial timeout, keep-alive. */
 function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
-  const config = typeof connection === 'string' || Array.isArray(connection) ? { hosts: connection } : connection;
+  const config =
+    typeof connection === 'string'
+      ? { hosts: connection.includes(',') ? connection.split(',').map((host) => host.trim()) : connection }
+      : Array.isArray(connection)
+        ? { hosts: connection }
+        : connection;
   const hosts = config?.hosts;
-  for (const host of Array.isArray(hosts) ? hosts : [hosts]) {
+  const list = Array.isArray(hosts) ? hosts : [hosts];
+  for (const host of list.length === 0 ? [undefined] : list) {
     if (typeof host !== 'string' || !ENDPOINT.test(host)) {
       const option = typeof connection === 'object' && !Array.isArray(connection) ? 'connection.hosts' : 'connection';
       throw new TypeError(
-        messages.storeOptions.connectionInvalid(STORE, option, 'http://host:2379, https://host:2379 or host:2379'),
+        messages.storeOptions.connectionInvalid(
+          STORE,
+          option,
+          'http://host:2379, https://host:2379 or host:2379 (several: an array, or comma-separated)',
+        ),
       );
     }
   }

@@ -2,6 +2,7 @@
 // users have installed the optional peer `pg`.
 import pg, { type Client, type ClientConfig, type Pool, type PoolConfig, type QueryResultRow } from 'pg';
 import { checkConnectionUrl, errorCode, type Step } from '../store-support.js';
+import { failedBeforeSending, HostChoice, hostAttempts, hostChoiceOf, parseHostList } from './postgres-hosts.js';
 import type { ListenConnection } from './postgres-listener.js';
 import { postgresLeaseTableSql } from './postgres-sql.js';
 
@@ -10,7 +11,11 @@ export interface PostgresLeaseStoreOptions {
   /** An existing `pg` Pool or Client. The store never closes it. */
   client?: Pool | Client;
   /**
-   * Connection string or pool settings for a pool the store opens (and closes in `close()`).
+   * Connection string or pool settings for a pool the store opens (and closes in `close()`). Like
+   * libpq, a connection string may list several hosts (`postgres://u@db1:5432,db2:5432/app`) with
+   * `target_session_attrs=read-write` (or `primary`, `any`: the default): each new connection goes
+   * to the first host, in order, that answers in that role, and the LISTEN connection follows it
+   * after a failover.
    * Defaults added unless given: connect timeout 5 s, query/statement timeout 10 s, keep-alive,
    * `allowExitOnIdle` (idle connections do not keep the process alive once the elector stopped).
    */
@@ -32,17 +37,27 @@ const URL_PROTOCOLS = ['postgres:', 'postgresql:', 'socket:'];
 /** The pool settings: ours by default, the user's on top; the URL checked before anything connects. */
 export function poolConfig(connection: string | PoolConfig, queryTimeoutMs: number): PoolConfig {
   const config = typeof connection === 'string' ? { connectionString: connection } : connection;
+  let hosts: HostChoice | undefined;
   if (config?.connectionString !== undefined) {
     const option = typeof connection === 'string' ? 'connection' : 'connection.connectionString';
-    checkConnectionUrl(
-      'PostgresLeaseStore',
-      option,
-      config.connectionString,
-      URL_PROTOCOLS,
-      'postgres://user:password@host:5432/database',
-    );
+    const check = (url: string) =>
+      checkConnectionUrl(
+        'PostgresLeaseStore',
+        option,
+        url,
+        URL_PROTOCOLS,
+        'postgres://user:password@host:5432/database (several hosts: host1:5432,host2:5432)',
+      );
+    const list =
+      typeof config.connectionString === 'string' ? parseHostList(config.connectionString, option) : undefined;
+    if (list) {
+      for (const url of list.urls) check(url);
+      hosts = new HostChoice(list, config.Client as typeof Client | undefined);
+    } else {
+      check(config.connectionString);
+    }
   }
-  return {
+  const settings: PoolConfig = {
     connectionTimeoutMillis: 5_000,
     statement_timeout: queryTimeoutMs,
     keepAlive: true,
@@ -51,6 +66,7 @@ export function poolConfig(connection: string | PoolConfig, queryTimeoutMs: numb
     application_name: 'leaderlease',
     ...config,
   };
+  return hosts ? hosts.poolConfig(settings) : settings;
 }
 
 /** The part of a Pool or Client the store uses: both answer `query` the same way. */
@@ -92,12 +108,28 @@ export class PostgresClient {
     const query = { text, values, query_timeout: this.options.queryTimeoutMs };
     const db = this.queryable();
     try {
-      return (await db.query<R>(query)).rows;
+      return (await this.onSomeHost(step, () => db.query<R>(query))).rows;
     } catch (error) {
       if (!this.options.createTable || errorCode(error) !== '42P01') throw error;
       await this.ensureTable(db);
       step();
       return (await db.query<R>(query)).rows;
+    }
+  }
+
+  /**
+   * `send`, tried on the next host at once when a host of the list could not be used (unreachable,
+   * or not in the role asked for): the statement never left, so trying again is safe.
+   */
+  private async onSomeHost<T>(step: Step, send: () => Promise<T>): Promise<T> {
+    const attempts = hostAttempts(this.options.connection);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send();
+      } catch (error) {
+        if (attempt >= attempts || !failedBeforeSending(error)) throw error;
+        step();
+      }
     }
   }
 
@@ -116,6 +148,8 @@ export class PostgresClient {
     const user = this.options.userClient;
     if (user && !isPool(user)) return { client: user, owned: false };
     const config: ClientConfig = user ? (user as Pool).options : (this.options.connection as PoolConfig);
+    // A host list: the redial goes to whichever host accepts writes now.
+    await hostChoiceOf(config as PoolConfig)?.find();
     const ClientClass = ((config as PoolConfig).Client ?? pg.Client) as typeof Client;
     return { client: new ClientClass(config), owned: true };
   }

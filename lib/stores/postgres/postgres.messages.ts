@@ -17,4 +17,10 @@ export const postgresMessages = {
     `PostgresLeaseStore: table ${table} does not have the expected columns (SQLSTATE ${code}): compare it with postgresLeaseTableSql() or use another table name`,
   valueRefused: (code: string) =>
     `PostgresLeaseStore: the server refused a value the store sent (SQLSTATE ${code}, a data exception), e.g. an identity, advertise value or handover field with U+0000, which no PostgreSQL text or jsonb value can hold; sending it again would fail the same way`,
+  targetSessionAttrs: (option: string, allowed: readonly string[]) =>
+    `PostgresLeaseStore: ${option} has an unknown target_session_attrs: use one of ${allowed.join(', ')} (read-write for a primary with standbys)`,
+  emptyHost: (option: string) =>
+    `PostgresLeaseStore: ${option} lists an empty host: write the hosts as host1:5432,host2:5432`,
+  wrongRole: (target: string) =>
+    `PostgresLeaseStore: the host answered, but not as target_session_attrs=${target} asks (a standby or a read-only server): trying the next host`,
 } as const;

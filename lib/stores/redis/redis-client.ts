@@ -2,6 +2,7 @@
 // users have installed the optional peer `ioredis`.
 import { Redis, type RedisOptions } from 'ioredis';
 import { checkConnectionUrl, type StoreCallKit } from '../store-support.js';
+import type { RedisReplicaAcks } from './redis-replica-acks.js';
 
 const STORE = 'RedisLeaseStore';
 const URL_PROTOCOLS = ['redis:', 'rediss:'];
@@ -25,6 +26,12 @@ export interface RedisLeaseStoreOptions {
    * and write the others.
    */
   keyPrefix?: string;
+  /**
+   * Count an acquire, renew or leader-state write only once this many replicas acknowledged it
+   * (`WAIT`), so a failover to a replica cannot lose a term the leader acts on. Off by default.
+   * Not consensus: see "When the store itself fails over" in docs/guides/stores.md.
+   */
+  replicaAcks?: RedisReplicaAcks;
 }
 
 /** How the store opens its own client: the URL (checked before anything connects), with our defaults under the user's options. */

@@ -29,6 +29,7 @@ import { storeMessages as messages } from '../store.messages.js';
 import { checkKeyPrefix, StoreCallKit, serverClockLimits } from '../store-support.js';
 import { connectionOf, RedisClient, type RedisLeaseStoreOptions } from './redis-client.js';
 import { classifyRedisError, replyCode } from './redis-errors.js';
+import { ReplicaAcks } from './redis-replica-acks.js';
 import {
   ACQUIRE,
   CLEAR_HANDOVER,
@@ -44,6 +45,7 @@ import {
 import { RedisSubscriber } from './redis-subscriber.js';
 
 export type { RedisLeaseStoreOptions } from './redis-client.js';
+export type { RedisReplicaAcks } from './redis-replica-acks.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
@@ -66,6 +68,9 @@ const ELECTION_KEY = /^\{(.+)\}:(term|handover)$/;
  * refuses anyone else while that key lives and its term is still the counter's, and deletes it when
  * the lease is taken. A handover request is one plain key, cleared by a script comparing its id.
  *
+ * With `replicaAcks`, an acquire, renew or state write counts only once WAIT reports that many
+ * replicas have it (redis-replica-acks.ts): a Sentinel failover then cannot lose a term we act on.
+ *
  * Keep the counter and state keys from eviction (maxmemory-policy `noeviction` or a `volatile-*` policy): if
  * it vanished, terms would start again at 1.
  */
@@ -76,6 +81,7 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly prefix: string;
   private readonly channel: string;
   private readonly redis: RedisClient;
+  private readonly acks?: ReplicaAcks;
   private subscriber?: RedisSubscriber;
   private readonly calls = new StoreCallKit({
     name: STORE,
@@ -91,6 +97,7 @@ export class RedisLeaseStore implements LeaseStore {
     }
     const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
     this.prefix = prefix;
+    this.acks = ReplicaAcks.from(options.replicaAcks);
     this.channel = `${prefix}released`;
     this.redis = new RedisClient(this.calls, options.client, options.client ? undefined : connectionOf(options));
   }
@@ -101,7 +108,10 @@ export class RedisLeaseStore implements LeaseStore {
     return this.calls.acquire(request, {
       attempt: async (leaseId) => {
         const keys = [this.leaseKey(election), this.termKey(election), this.reservedKey(election)];
-        const reply = await this.eval(this.getClient(), ACQUIRE, keys, [leaseId, identity, leaseDurationMs, meta]);
+        const client = this.getClient();
+        const reply = await this.eval(client, ACQUIRE, keys, [leaseId, identity, leaseDurationMs, meta]);
+        // The connection the reply came on (read before any other I/O event can replace it).
+        const wroteOn = client.stream;
         const [outcome, raw, ttl, counter] = reply as [number | string, string, (number | string)?, string?];
         // PTTL: -1 no expiry, -2 gone (both: no hint, poll as usual).
         const expiresInMs = Number(ttl);
@@ -111,6 +121,8 @@ export class RedisLeaseStore implements LeaseStore {
         }
         const value = parseValue(raw);
         if (Number(outcome) === 1) {
+          // Not acknowledged: thrown, so the attempt is given back like any unknown outcome.
+          await this.acks?.confirm(client, wroteOn);
           return { acquired: true, lease: { election, holder: identity, leaseId, term: Number(value.term) } };
         }
         const term = value.term === undefined ? undefined : Number(value.term);
@@ -125,7 +137,7 @@ export class RedisLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(STORE, options.meta) ?? '';
     const args = [lease.leaseId, lease.term, options.leaseDurationMs, meta];
     const renewed = await this.run(options.signal, (client) =>
-      this.eval(client, RENEW, [this.leaseKey(lease.election)], args),
+      this.acknowledged(client, () => this.eval(client, RENEW, [this.leaseKey(lease.election)], args)),
     );
     if (Number(renewed) !== 1) throw new LeaseLostError(messages.leaseLost(lease.election));
   }
@@ -195,7 +207,7 @@ export class RedisLeaseStore implements LeaseStore {
     const { key, entry } = prepareStateWrite(this, lease, value, options);
     const keys = [this.leaseKey(lease.election), this.stateKey(lease.election)];
     const written = await this.run(options.signal, (client) =>
-      this.eval(client, WRITE_STATE, keys, [lease.leaseId, lease.term, key, entry]),
+      this.acknowledged(client, () => this.eval(client, WRITE_STATE, keys, [lease.leaseId, lease.term, key, entry])),
     );
     if (Number(written) !== 1) throw stateLostError(lease);
   }
@@ -251,6 +263,14 @@ export class RedisLeaseStore implements LeaseStore {
     const keys = [this.leaseKey(election), this.reservedKey(election)];
     const args = [leaseId, term, this.channel, election, reservation?.to ?? '', reservation?.ms ?? 0];
     return this.eval(client, RELEASE, keys, args);
+  }
+
+  /** A script's reply; with replicaAcks, a 1 ("written") only once the replicas have it. */
+  private async acknowledged(client: Redis, write: () => Promise<unknown>): Promise<unknown> {
+    const value = await write();
+    const wroteOn = client.stream;
+    if (Number(value) === 1) await this.acks?.confirm(client, wroteOn);
+    return value;
   }
 
   /** EVALSHA, falling back to EVAL the first time the server has not cached the script. */
