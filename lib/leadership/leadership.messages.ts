@@ -45,6 +45,8 @@ export const leadershipMessages = {
   perTickWithoutCron: (target: string) =>
     `@LeaderOnly({ once: 'per-tick' }) on ${target}: the method has no @Cron() schedule (from @nestjs/schedule); once per tick works on cron jobs only`,
   tickSkippedRecorded: (job: string, fireTime: string) => `skipped ${job} tick ${fireTime}: already run by a leader`,
+  tickSkippedStale: (job: string, fireTime: string) =>
+    `skipped ${job} tick ${fireTime}: its record waited behind a slow store call past its term or its retry budget`,
   tickRecordFailed: (job: string, fireTime: string, reason: string) =>
     `skipped ${job} tick ${fireTime}: could not record the run before starting it (${reason})`,
   tickRecordRetry: (job: string, fireTime: string, reason: string) =>

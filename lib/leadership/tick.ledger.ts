@@ -147,7 +147,10 @@ export class TickLedger {
     onlyIfRecordedBefore: boolean,
   ): Promise<boolean> {
     const previous = this.claims.get(job.job) ?? Promise.resolve();
-    const claim = previous.then(() => this.record(job, schedule, fireTime, onlyIfRecordedBefore));
+    // The term the tick's call came in, and when: a claim queued behind a slow one (a hanging store)
+    // must not run in a later term, nor long after — else the queue bursts out when the store answers.
+    const queued = { term: this.state.term, at: this.timers.now() };
+    const claim = previous.then(() => this.record(job, schedule, fireTime, onlyIfRecordedBefore, queued));
     const settled = claim.finally(() => {
       if (this.claims.get(job.job) === settled) this.claims.delete(job.job);
     });
@@ -164,11 +167,17 @@ export class TickLedger {
     schedule: CronSchedule,
     fireTime: number,
     onlyIfRecordedBefore: boolean,
+    queued: { term: number | undefined; at: number },
   ): Promise<boolean> {
     const key = tickKey(job.job);
     const fireIso = new Date(fireTime).toISOString();
     const { term, signal } = this.state;
     const budget = Math.min(TICK_RECORD_RETRY_MS, (schedule.next(fireTime) - fireTime) / 2);
+    // Stale by the time its turn came: its term ended, or it queued longer than its retry budget.
+    // Not run; the next recorded tick counts it as lost.
+    if (term !== queued.term || this.timers.now() - queued.at > budget || signal.aborted) {
+      return this.skipStale(job, fireIso);
+    }
     const giveUpAt = this.timers.now() + budget;
     let pause = RETRY_PAUSE_MS;
     // Set once a write of ours failed: it may have landed all the same.
@@ -177,6 +186,8 @@ export class TickLedger {
       let writing = false;
       try {
         const entry = await this.state.readState<number>(key);
+        // The read may have hung past the term (the same replica may lead again by now): not ours to run.
+        if (this.state.term !== term || signal.aborted) return this.skipStale(job, fireIso);
         const recorded = entry?.value;
         // A write of ours whose reply was lost (the attempt before failed): the record is ours.
         if (outcomeUnknown && recorded === fireTime && entry?.term === term && term !== undefined) return true;
@@ -207,6 +218,11 @@ export class TickLedger {
         }
       }
     }
+  }
+
+  private skipStale(job: TickJob, fireIso: string): false {
+    this.logger.debug(messages.tickSkippedStale(job.job, fireIso));
+    return false;
   }
 
   /** A record from a clock ahead of ours: every tick is skipped until our clock passes it. Once per term. */

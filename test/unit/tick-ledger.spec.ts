@@ -156,6 +156,67 @@ describe('TickLedger', () => {
     expect(runs).toBe(1);
   });
 
+  it('calls queued behind a hanging record do not burst out when the store answers: not in a later term, nor past their budget', async () => {
+    // The store hangs (a read that does not answer); the cron keeps firing, each call queues behind
+    // the first. Before the fix, the queue ran every queued tick at once when the store answered.
+    let open: () => void = () => undefined;
+    const gate = () => new Promise<void>((resolve) => (open = resolve));
+    const clock = { now: T0 + 2 };
+    const monotonic = { now: 0 };
+    const timers = {
+      now: () => monotonic.now,
+      setTimeout,
+      clearTimeout: (t: unknown) => clearTimeout(t as NodeJS.Timeout),
+    };
+    const state = shared.replica('a');
+    const read = state.readState.bind(state);
+    let hanging: Promise<void> | undefined;
+    state.readState = async <T>(key?: string) => {
+      await hanging;
+      return read<T>(key);
+    };
+    const ledger = new TickLedger(state, quiet, () => clock.now, undefined, timers);
+    const elect = () => {
+      shared.elect('a');
+      state.term = shared.term;
+      state.controller = new AbortController();
+    };
+    const runs: number[] = [];
+    const tick = (at: number) => {
+      clock.now = at;
+      return ledger.runTick(job('* * * * * *'), (fireTime) => runs.push(fireTime));
+    };
+    /** A cron call that reaches its claim (a second apart in real life) before the next one. */
+    const queue = async (at: number, calls: Promise<unknown>[]) => {
+      calls.push(tick(at));
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+
+    // 1. The term ends while the store hangs; the same replica leads again when it answers.
+    elect();
+    hanging = gate();
+    const queuedInTerm1: Promise<unknown>[] = [];
+    for (const at of [T0 + 2, T0 + 1_002, T0 + 2_002]) await queue(at, queuedInTerm1);
+    elect(); // term 2
+    hanging = undefined;
+    open();
+    await Promise.all(queuedInTerm1);
+    expect(runs).toEqual([]);
+    await tick(T0 + 3_002);
+    expect(runs).toEqual([T0 + 3_000]);
+
+    // 2. Same term: the first call was in flight; those queued longer than the budget (half of
+    // the 1 s period) are stale.
+    hanging = gate();
+    const queued: Promise<unknown>[] = [];
+    for (const at of [T0 + 4_002, T0 + 5_002, T0 + 6_002]) await queue(at, queued);
+    monotonic.now += 600;
+    hanging = undefined;
+    open();
+    await Promise.all(queued);
+    expect(runs).toEqual([T0 + 3_000, T0 + 4_000]);
+  });
+
   it('catch-up: a new leader runs the most recent missed tick once; older missed ticks stay skipped', async () => {
     const clock = { now: T0 + 10 };
     const a = replica('a', clock);
