@@ -269,8 +269,10 @@ export const mutants = [
     from: 'if (spreadRequestYields(decodeHandoverRequest(slot.handover), request)) return false;',
     to: '',
     tests: SIM,
-    // Caught by `request` in feature run 39 alone, of 40 (the default campaign has just that one).
-    campaign: { from: 39, runs: 1, featureRuns: 1 },
+    // Caught by `request` in feature run 13 (3 violations in feature runs 0–99, re-measured after #27
+    // moved the schedules: run 39, the one catching run before, no longer does). The default
+    // campaign's 40 feature runs hold it. Weak: a scenario that races more often is a follow-up.
+    campaign: { from: 0, runs: 40, featureRuns: 40 },
   },
   {
     id: 'margin-unchecked',
