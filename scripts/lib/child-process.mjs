@@ -114,6 +114,41 @@ export function outputTail(child, max = 4_000) {
   return () => output;
 }
 
+// A server that does not notice its parent dying (etcd, redis-server) runs under this node
+// supervisor, which kills it with the given signal when its stdin closes: even a test runner killed
+// with SIGKILL leaves no server behind. It reports the server's own pid on its first line.
+const SUPERVISOR = `
+const { spawn } = require('node:child_process');
+const [signal, binary, ...args] = process.argv.slice(1);
+const server = spawn(binary, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+process.stdout.write('pid ' + server.pid + '\\n');
+const stop = () => server.kill(signal);
+process.stdin.on('end', stop);
+process.stdin.on('error', stop);
+process.stdin.resume();
+process.on('SIGTERM', stop);
+server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+`;
+
+/**
+ * Spawns `binary` under the supervisor; stop it with `stopChild(child, { signal: 'close-stdin' })`.
+ * @param {string} binary
+ * @param {string[]} args
+ * @param {NodeJS.Signals} [kill] what the server gets when the supervisor's stdin closes
+ * @returns {{ child: ChildProcess, pid: () => number, output: () => string }} `pid`: the server's own
+ *   (0 until reported), for SIGSTOP/SIGKILL in chaos tests; `output`: its last 4,000 characters
+ */
+export function spawnSupervised(binary, args, kill = 'SIGTERM') {
+  const child = spawnNode(['-e', SUPERVISOR, kill, binary, ...args]);
+  const output = outputTail(child);
+  let pid = 0;
+  // Read as it arrives (after outputTail's listener): the first line would scroll out of the tail.
+  child.stdout?.on('data', () => {
+    pid ||= Number(/^pid (\d+)$/m.exec(output())?.[1] ?? 0);
+  });
+  return { child, pid: () => pid, output };
+}
+
 /** Children SIGKILLed when this process exits with any of them still running (the last resort). */
 export class ChildGroup {
   /** @type {Set<ChildProcess>} */

@@ -8,7 +8,7 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import { get, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { exitOf, isRunning, spawnNode, stopChild } from './child-process.mjs';
+import { exitOf, isRunning, spawnSupervised, stopChild } from './child-process.mjs';
 import { freePort, waitUntilReady } from './ports.mjs';
 
 /**
@@ -20,21 +20,6 @@ import { freePort, waitUntilReady } from './ports.mjs';
 
 const START_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5_000;
-
-// etcd does not notice its parent dying, so it runs under a small node supervisor that kills it
-// when its stdin closes: even a test runner killed with SIGKILL leaves no etcd behind.
-const SUPERVISOR = `
-const { spawn } = require('node:child_process');
-const [binary, ...args] = process.argv.slice(1);
-const etcd = spawn(binary, args, { stdio: ['ignore', 'inherit', 'inherit'] });
-process.stdout.write('pid ' + etcd.pid + '\\n');
-const stop = () => etcd.kill('SIGTERM');
-process.stdin.on('end', stop);
-process.stdin.on('error', stop);
-process.stdin.resume();
-process.on('SIGTERM', stop);
-etcd.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-`;
 
 /**
  * Starts a single-member etcd on free loopback ports; `stop()` ends it (closing the supervisor's
@@ -123,28 +108,19 @@ function memberArgs({ name, dataDir, endpoint, peer }) {
  * @returns {SupervisedMember}
  */
 function spawnMember(binary, args) {
-  const child = spawnNode(['-e', SUPERVISOR, binary, ...args]);
-  let output = '';
-  let pid = 0;
-  /** @param {Buffer} chunk */
-  const collect = (chunk) => {
-    output = (output + chunk.toString()).slice(-4_000);
-    pid ||= Number(/^pid (\d+)$/m.exec(output)?.[1] ?? 0);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  const { child, pid, output } = spawnSupervised(binary, args);
   return {
     child,
-    pid: () => pid,
+    pid,
     ready: (endpoint, timeoutMs = START_TIMEOUT_MS) =>
       waitUntilReady({
-        ready: async () => pid > 0 && (await healthy(endpoint)),
+        ready: async () => pid() > 0 && (await healthy(endpoint)),
         alive: () => isRunning(child),
         timeoutMs,
         describe: (reason) =>
           reason === 'exited'
-            ? `etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output}`
-            : `etcd was not healthy at ${endpoint} within ${timeoutMs} ms:\n${output}`,
+            ? `etcd exited (code ${child.exitCode}, signal ${child.signalCode}) before it was healthy:\n${output()}`
+            : `etcd was not healthy at ${endpoint} within ${timeoutMs} ms:\n${output()}`,
       }),
     stop: async () => {
       await stopChild(child, { signal: 'close-stdin', graceMs: STOP_GRACE_MS });

@@ -15,7 +15,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { isRunning, spawnNode, stopChild } from './child-process.mjs';
+import { isRunning, spawnSupervised, stopChild } from './child-process.mjs';
 import { freePort, waitUntilReady } from './ports.mjs';
 
 /**
@@ -48,21 +48,6 @@ import { freePort, waitUntilReady } from './ports.mjs';
 const START_TIMEOUT_MS = 20_000;
 const STOP_GRACE_MS = 3_000;
 const MASTER = 'mymaster';
-
-// redis-server does not notice its parent dying, so it runs under a node supervisor that kills it
-// (SIGKILL: nothing to save) when its stdin closes.
-const SUPERVISOR = `
-const { spawn } = require('node:child_process');
-const [binary, ...args] = process.argv.slice(1);
-const server = spawn(binary, args, { stdio: ['ignore', 'inherit', 'inherit'] });
-process.stdout.write('pid ' + server.pid + '\\n');
-const stop = () => server.kill('SIGKILL');
-process.stdin.on('end', stop);
-process.stdin.on('error', stop);
-process.stdin.resume();
-process.on('SIGTERM', stop);
-server.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
-`;
 
 /**
  * Starts the topology and waits until the replicas are in sync and every Sentinel knows them
@@ -177,30 +162,22 @@ async function startServer(dir, name, extra) {
  * @param {number} port
  */
 async function supervise(name, args, port) {
-  const child = spawnNode(['-e', SUPERVISOR, 'redis-server', ...args]);
-  let output = '';
-  let pid = 0;
-  /** @param {Buffer} chunk */
-  const collect = (chunk) => {
-    output = (output + chunk.toString()).slice(-4_000);
-    pid ||= Number(/^pid (\d+)$/m.exec(output)?.[1] ?? 0);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  // SIGKILL when the supervisor goes: nothing on disk to save.
+  const { child, pid, output } = spawnSupervised('redis-server', args, 'SIGKILL');
   const server = {
     port,
     get pid() {
-      return pid;
+      return pid();
     },
     alive: () => isRunning(child),
     stop: () => stopChild(child, { signal: 'close-stdin', graceMs: STOP_GRACE_MS }),
   };
   try {
     await waitUntilReady({
-      ready: async () => pid > 0 && (await command(port, 'PING').catch(() => undefined)) === 'PONG',
+      ready: async () => pid() > 0 && (await command(port, 'PING').catch(() => undefined)) === 'PONG',
       alive: () => isRunning(child),
       timeoutMs: START_TIMEOUT_MS,
-      describe: (reason) => `redis-server (${name}) ${reason === 'exited' ? 'exited' : 'did not answer'}:\n${output}`,
+      describe: (reason) => `redis-server (${name}) ${reason === 'exited' ? 'exited' : 'did not answer'}:\n${output()}`,
     });
   } catch (error) {
     await server.stop();
