@@ -36,11 +36,12 @@ const LEADER_KILL_BOUND_MS = 8_000;
  */
 const FROZEN_MEMBER_BOUND_MS = 4_000;
 /**
- * After a lost majority comes back (every member healthy): the old holder's key survives ≤ one
- * lease (TTLs refreshed by the new Raft leader), followers poll at least every lease × 1.15, their
- * call may take one call timeout, plus a loaded machine's slack.
+ * After a lost majority is restarted: the members start and Raft elects a leader (≤ 1 s to start plus
+ * two election timeouts of 1 s), the old holder's key survives ≤ one lease (TTLs refreshed by the new
+ * Raft leader), followers poll at least every lease × 1.15, their call may take one call timeout,
+ * calls skip a member for ≤ 2 s after it failed (etcd-member-skip.ts), plus a loaded machine's slack.
  */
-const QUORUM_BACK_BOUND_MS = T.leaseMs + T.leaseMs * 1.15 + CALL_TIMEOUT_MS + SLACK_MS;
+const QUORUM_BACK_BOUND_MS = 3_000 + T.leaseMs + T.leaseMs * 1.15 + CALL_TIMEOUT_MS + 2_000 + SLACK_MS;
 /** A release must wake a watcher this fast (a poll would take ≥ lease × 0.85 = 2.55 s). */
 const WATCH_WAKE_BOUND_MS = 1_500;
 const OBSERVE_MS = 12_000;
@@ -252,52 +253,59 @@ describe('chaos: the store fails over — etcd, 3 members', () => {
 
       expect(summary.violations).toEqual([]);
       expect(gap).toBeLessThanOrEqual(FROZEN_MEMBER_BOUND_MS);
-      // Measured, not asserted: a watch stream on the frozen member is not always redialled while the
-      // member stays frozen (Infinity in 2 of 6 runs, 13 s in; reported as its own issue). Followers
-      // still poll within lease × 1.15, so the leaderless bound above holds without the watch.
+      // Once the keep-alive gave the stream on the frozen member up, its redial skips that member
+      // (etcd-member-skip.ts); before, it could land on the frozen member again (silent in 2 of 6 runs).
+      expect(wake).toBeLessThanOrEqual(WATCH_WAKE_BOUND_MS);
     });
   }, 120_000);
 
-  // Skipped until the defect it found is fixed (reported with issue #30): after the majority comes
-  // back, a replica's app.close() takes over 15 s and a once-per-tick run is recorded with no term.
-  it.concurrent
-    .skip('kill a majority (2 of 3) → every term ends by its deadline, nobody leads without quorum; bring it back → one leader within the bound, the watch wakes', async () => {
-      await onCluster('etcd-lose-majority', async (s, cluster, watcher) => {
-        await replicasOn(s, cluster, `chaos-${randomBytes(4).toString('hex')}`);
-        const [kept, ...lost] = [await raftLeader(cluster), ...cluster.members].filter(
-          (m, i, all) => all.indexOf(m) === i,
-        );
-        const doomed = lost.slice(0, 2);
-        const killAt = Math.min(...(await Promise.all(doomed.map((m) => cluster.kill(m)))));
-        await sleep(3 * T.leaseMs);
-        const downUntil = Date.now();
-        const acting = s.acting(downUntil);
-        for (const m of doomed) await cluster.restart(m);
-        await cluster.healthy(30_000);
-        const backAt = Date.now();
-        const next = await s.waitForTerm('a leader after quorum is back', backAt - 1, QUORUM_BACK_BOUND_MS + 5_000);
-        const wake = await watchWakes(watcher, cluster);
-        await sleep(2_000);
-        const summary = await s.finish();
-        if (summary.violations.length > 0) console.log(unexitedTails(s));
-        // Every term ended by the deadline of its last successful renewal before the kill.
-        const lastEnd = Math.max(...summary.report.intervals.filter((i) => i.start < killAt).map((i) => i.end));
-        const steps = s.ledger().filter((e): e is Step => e.t === 'step' && e.at > lastEnd && e.at < backAt);
-        results.from(
-          s,
-          summary,
-          `members ${doomed.map((m) => m.name).join('+')} killed (${kept.name} alone) → last act after the kill`,
-          ms(lastEnd - killAt),
-          `≤ ${ms(T.renewDeadlineMs)}`,
-        );
-        results.from(s, summary, 'quorum back → new leader', ms(next.at - backAt), `≤ ${ms(QUORUM_BACK_BOUND_MS)}`);
+  // It found a replica whose process outlived app.close() by > 15 s after the majority came back:
+  // etcd3's watch redial timers (test/conformance/watch-redial-exit.spec.ts).
+  it.concurrent('kill a majority (2 of 3) → every term ends by its deadline, nobody leads without quorum; bring it back → one leader within the bound, the watch wakes', async () => {
+    await onCluster('etcd-lose-majority', async (s, cluster, watcher) => {
+      await replicasOn(s, cluster, `chaos-${randomBytes(4).toString('hex')}`);
+      const [kept, ...lost] = [await raftLeader(cluster), ...cluster.members].filter(
+        (m, i, all) => all.indexOf(m) === i,
+      );
+      const doomed = lost.slice(0, 2);
+      const killAt = Math.min(...(await Promise.all(doomed.map((m) => cluster.kill(m)))));
+      await sleep(3 * T.leaseMs);
+      const downUntil = Date.now();
+      const acting = s.acting(downUntil);
+      // Measured from the restart: a leader may come once two members are back, before the third
+      // reports healthy (the member skip sends calls to the two that answer).
+      const backAt = Date.now();
+      for (const m of doomed) await cluster.restart(m);
+      const next = await s.waitForTerm('a leader after quorum is back', backAt - 1, QUORUM_BACK_BOUND_MS + 5_000);
+      await cluster.healthy(30_000);
+      const wake = await watchWakes(watcher, cluster);
+      await sleep(2_000);
+      const summary = await s.finish();
+      if (summary.violations.length > 0) console.log(unexitedTails(s));
+      // Every term ended by the deadline of its last successful renewal before the kill.
+      const lastEnd = Math.max(...summary.report.intervals.filter((i) => i.start < killAt).map((i) => i.end));
+      const steps = s.ledger().filter((e): e is Step => e.t === 'step' && e.at > lastEnd && e.at < backAt);
+      results.from(
+        s,
+        summary,
+        `members ${doomed.map((m) => m.name).join('+')} killed (${kept.name} alone) → last act after the kill`,
+        ms(lastEnd - killAt),
+        `≤ ${ms(T.renewDeadlineMs)}`,
+      );
+      results.from(
+        s,
+        summary,
+        'majority restarted → new leader',
+        ms(next.at - backAt),
+        `≤ ${ms(QUORUM_BACK_BOUND_MS)}`,
+      );
 
-        expect(summary.violations).toEqual([]);
-        expect(acting).toEqual([]);
-        expect(lastEnd - killAt).toBeLessThanOrEqual(T.renewDeadlineMs);
-        expect(steps).toEqual([]);
-        expect(next.at - backAt).toBeLessThanOrEqual(QUORUM_BACK_BOUND_MS);
-        expect(wake).toBeLessThanOrEqual(WATCH_WAKE_BOUND_MS);
-      });
-    }, 120_000);
+      expect(summary.violations).toEqual([]);
+      expect(acting).toEqual([]);
+      expect(lastEnd - killAt).toBeLessThanOrEqual(T.renewDeadlineMs);
+      expect(steps).toEqual([]);
+      expect(next.at - backAt).toBeLessThanOrEqual(QUORUM_BACK_BOUND_MS);
+      expect(wake).toBeLessThanOrEqual(WATCH_WAKE_BOUND_MS);
+    });
+  }, 120_000);
 });

@@ -4,6 +4,8 @@ import { Etcd3, type IOptions } from 'etcd3';
 import { storeMessages as messages } from '../store.messages.js';
 import type { StoreCallKit } from '../store-support.js';
 import { revokeLease } from './etcd-leases.js';
+import { memberSkipPolicy } from './etcd-member-skip.js';
+import { WatchRedialBackoff } from './etcd-watch-backoff.js';
 
 const STORE = 'EtcdLeaseStore';
 
@@ -28,8 +30,8 @@ export interface EtcdLeaseStoreOptions {
   /**
    * Prefix of the keys: `<prefix><election>` is the lease key, `<prefix><election>/term` records
    * the last term, `<prefix><election>/state/<key>` holds leader state, `<prefix><election>/reserved`
-   * a directed handover's reservation and `<prefix><election>/handover` the pending handover
-   * request. Default `leader-election/`.
+   * a directed handover's reservation, `<prefix><election>/handover` the pending handover
+   * request and `<prefix><election>/records/<key>` a shared record. Default `leader-election/`.
    */
   keyPrefix?: string;
   /**
@@ -40,10 +42,12 @@ export interface EtcdLeaseStoreOptions {
 }
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+type WatchBackoff = NonNullable<IOptions['faultHandling']>['watchBackoff'];
 
 /**
- * No retries and no circuit breaker for the client we open: the elector retries on its own
- * schedule, and etcd3's default breaker would refuse every call for 5 s after 3 failures.
+ * No retries and no circuit breaker across members for the client we open: the elector retries on
+ * its own schedule, and etcd3's default breaker would refuse every call for 5 s after 3 failures.
+ * Per member, with several: skip a failing one for 2 s (etcd-member-skip.ts).
  */
 const NO_POLICY = {
   execute: (fn: (context: { signal: AbortSignal }) => unknown, signal?: AbortSignal) =>
@@ -68,8 +72,11 @@ const KEEPALIVE = {
   'grpc.keepalive_permit_without_calls': 0,
 };
 
-/** Options of the client the store opens: no client-side retries, a 5 s dial timeout, keep-alive. */
-function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
+/**
+ * Options of the client the store opens: no client-side retries, a 5 s dial timeout, keep-alive, and
+ * a watch redial back-off that never outlives the store (etcd-watch-backoff.ts).
+ */
+function etcdClientOptions(connection: string | string[] | IOptions, closed: () => boolean): IOptions {
   const config =
     typeof connection === 'string'
       ? { hosts: connection.includes(',') ? connection.split(',').map((host) => host.trim()) : connection }
@@ -94,7 +101,13 @@ function etcdClientOptions(connection: string | string[] | IOptions): IOptions {
     dialTimeout: 5_000,
     ...config,
     grpcOptions: { ...KEEPALIVE, ...config.grpcOptions },
-    faultHandling: { host: () => NO_POLICY, global: NO_POLICY, ...config.faultHandling },
+    faultHandling: {
+      // One member: nothing to skip to, and a skip would only delay the recovery.
+      host: list.length > 1 ? () => memberSkipPolicy() as unknown as Policy : () => NO_POLICY,
+      global: NO_POLICY,
+      watchBackoff: new WatchRedialBackoff(closed) as unknown as WatchBackoff,
+      ...config.faultHandling,
+    },
   };
 }
 
@@ -103,6 +116,7 @@ export class EtcdClient {
   private readonly userClient?: Etcd3;
   private readonly connection?: IOptions;
   private client?: Etcd3;
+  private closed = false;
   private readonly callTimeoutMs: number;
 
   constructor(
@@ -113,7 +127,7 @@ export class EtcdClient {
     this.callTimeoutMs = options.callTimeoutMs ?? 10_000;
     this.userClient = options.client;
     if (!options.client) {
-      this.connection = etcdClientOptions(options.connection as string | string[] | IOptions);
+      this.connection = etcdClientOptions(options.connection as string | string[] | IOptions, () => this.closed);
     }
   }
 
@@ -135,6 +149,7 @@ export class EtcdClient {
 
   /** Only our own client: a client the user passed in stays theirs. */
   close(): unknown {
+    this.closed = true;
     return this.client !== this.userClient && this.client?.close();
   }
 }
