@@ -10,4 +10,5 @@ export {
   mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,
+  mysqlRecordsMigrationSql,
 } from './stores/mysql/mysql.store.js';

@@ -10,4 +10,5 @@ export {
   postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
+  postgresRecordsMigrationSql,
 } from './stores/postgres/postgres.store.js';

@@ -31,8 +31,10 @@ export {
 } from './shared/errors.js';
 export {
   type HandoverCapableStore,
+  type RecordCapableStore,
   type StateCapableStore,
   supportsHandover,
+  supportsRecords,
   supportsState,
 } from './stores/lease-store.capabilities.js';
 export {
@@ -49,8 +51,17 @@ export {
   type LeaseWatch,
   MAX_HANDOVER_REQUEST_BYTES,
   MAX_LEASE_META_BYTES,
+  MAX_SHARED_RECORD_BYTES,
+  type RecordWriteOptions,
   type ReleaseOptions,
   type RenewOptions,
+  type SharedRecord,
   type StateCallOptions,
 } from './stores/lease-store.js';
-export { SPREAD_REASON, spreadRequestYields } from './stores/lease-store.spread-rule.js';
+export {
+  isReplicaRequest,
+  PRIORITY_REASON,
+  REPLICA_REASONS,
+  SPREAD_REASON,
+  spreadRequestYields,
+} from './stores/lease-store.spread-rule.js';

@@ -84,6 +84,11 @@ export interface LeaseStoreConformanceOptions {
   leaderState?: boolean;
   /** The store implements `requestHandover`/`readHandover`/`clearHandover` (default false): the handover cases run. */
   handover?: boolean;
+  /**
+   * The store implements `readRecord`/`writeRecord` (default false): the shared-records cases run
+   * (compare-and-set, no lost update under concurrent writers, records independent of the lease).
+   */
+  records?: boolean;
   /** The store implements `watch` (default false): the push cases run. */
   push?: boolean;
   /**

@@ -1,5 +1,6 @@
-// Issue #24, defect 3: one handover request slot per election, and a replica balancing (spread)
-// never overwrites an operator's pending request — decided by the store, in one atomic step.
+// Issue #24, defect 3: one handover request slot per election, and a replica balancing (spread) or
+// preferring itself (priority, #28) never overwrites an operator's pending request — decided by the
+// store, in one atomic step.
 import assert from 'node:assert/strict';
 import type { HandoverCapableStore } from '../stores/lease-store.capabilities.js';
 import type { ConformanceCase } from './conformance.types.js';
@@ -101,6 +102,36 @@ export function handoverSlotCases(t: Target): ConformanceCase[] {
         await a.clearHandover(election, fresh.id, { signal: signal() });
         await a.clearHandover(never, first.id, { signal: signal() });
         await s.release(b, current);
+      },
+    ),
+
+    define(
+      'a priority request (a replica preferring itself) yields like a spread request; it and a spread request replace each other',
+      async (s) => {
+        const election = electionName('slot-priority');
+        const [a, b, c] = (await handoverStores(s, 3)) as Three;
+        const lease = await s.acquireOk(a, election, 'a');
+        const priority = (to = 'c') =>
+          request(election, lease.term, { to, reason: 'priority', requestedBy: to, requesterPriority: 10 });
+        const operator = request(election, lease.term, { to: 'b' });
+        await accepted(b.requestHandover(operator, { signal: signal() }));
+        await refused(c.requestHandover(priority(), { signal: signal() }));
+        same(await a.readHandover(election, { signal: signal() }), operator);
+        await a.clearHandover(election, operator.id, { signal: signal() });
+        const first = priority();
+        await accepted(c.requestHandover(first, { signal: signal() }));
+        same(await a.readHandover(election, { signal: signal() }), first);
+        const balancing = spread(election, lease.term, 'd');
+        await accepted(c.requestHandover(balancing, { signal: signal() }));
+        assert.equal(await pending(a, election), balancing.id);
+        const again = priority('e');
+        await accepted(c.requestHandover(again, { signal: signal() }));
+        assert.equal(await pending(a, election), again.id);
+        const replacing = request(election, lease.term, { to: 'b' });
+        await accepted(b.requestHandover(replacing, { signal: signal() }));
+        assert.equal(await pending(a, election), replacing.id);
+        await a.clearHandover(election, replacing.id, { signal: signal() });
+        await s.release(a, lease);
       },
     ),
 

@@ -36,6 +36,7 @@ export function decodeLeaseMeta(stored: unknown): LeaseMeta | undefined {
   if (decoded.advertise !== undefined && typeof decoded.advertise !== 'string') delete decoded.advertise;
   if (decoded.leaderships !== undefined && !Number.isSafeInteger(decoded.leaderships)) delete decoded.leaderships;
   if (decoded.pinned !== undefined && typeof decoded.pinned !== 'boolean') delete decoded.pinned;
+  if (decoded.priority !== undefined && !Number.isSafeInteger(decoded.priority)) delete decoded.priority;
   return decoded;
 }
 
@@ -110,6 +111,7 @@ function isHandoverRequest(value: unknown): value is HandoverRequest {
     typeof r.requestedBy === 'string' &&
     typeof r.reason === 'string' &&
     typeof r.requestedAt === 'number' &&
-    (r.requesterLeaderships === undefined || Number.isSafeInteger(r.requesterLeaderships))
+    (r.requesterLeaderships === undefined || Number.isSafeInteger(r.requesterLeaderships)) &&
+    (r.requesterPriority === undefined || Number.isSafeInteger(r.requesterPriority))
   );
 }

@@ -85,6 +85,11 @@ export interface LeaseMeta {
   leaderships?: number;
   /** Set by a holder that won through a directed handover, for a while: spread leaves this election alone. */
   pinned?: boolean;
+  /**
+   * The holder's `priority` option (preferred leader), when not 0. Absent: 0, as for a holder of a
+   * version without it. A follower of higher priority asks for the lease (a `priority` request).
+   */
+  priority?: number;
 }
 
 /** Largest encoded {@link LeaseMeta} a store must accept. */
@@ -107,12 +112,18 @@ export interface HandoverRequest {
   to?: string;
   /** Who asked: a replica's identity, or `cli:<user>@<host>`. */
   requestedBy: string;
-  /** Why: `operator` (a person or script), `spread` (a replica balancing), or free text. */
+  /**
+   * Why: `operator` (a person or script), `spread` (a replica balancing), `priority` (a replica of
+   * higher priority asking for the lease), or free text. `spread` and `priority` requests are a
+   * replica's own: they never replace another kind of request pending (see `spreadRequestYields`).
+   */
   reason: string;
   /** Wall-clock time of the request (epoch ms, the requester's clock): for display only. */
   requestedAt: number;
   /** Spread: how many elections the requester led; the leader honours it only if it leads 2 or more than that. */
   requesterLeaderships?: number;
+  /** A `priority` request: the requester's priority; the leader honours it only if its own is lower. */
+  requesterPriority?: number;
 }
 
 /** A held lease: everything renew/release need. Opaque to the elector apart from `term`. */
@@ -175,3 +186,26 @@ export interface LeaseWatch {
   /** Stops the watch and frees what it holds (a subscription, a connection). */
   close(): Promise<void>;
 }
+
+/**
+ * A shared record as read back (see {@link LeaseStore.readRecord}): the value and an opaque version
+ * that changes with every successful write.
+ */
+export interface SharedRecord<T = unknown> {
+  /** The value as written (parsed from JSON). */
+  value: T;
+  /** Opaque to the caller; pass it back as `ifVersion` to write only over this very value. */
+  version: string;
+}
+
+/** Options of {@link LeaseStore.writeRecord}. */
+export interface RecordWriteOptions extends CallOptions {
+  /**
+   * The compare-and-set condition: the version read before (`readRecord`), or `null` to write only
+   * if the record does not exist yet.
+   */
+  ifVersion: string | null;
+}
+
+/** Largest encoded shared-record value a store must accept (UTF-8 JSON bytes). */
+export const MAX_SHARED_RECORD_BYTES = 65_536;

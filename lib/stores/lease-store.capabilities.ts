@@ -25,6 +25,14 @@ export function supportsState(store: LeaseStore): store is StateCapableStore {
   return typeof store.writeState === 'function' && typeof store.readState === 'function';
 }
 
+/** A store that declares the shared-records capability (both methods). */
+export type RecordCapableStore = LeaseStore & Required<Pick<LeaseStore, 'readRecord' | 'writeRecord'>>;
+
+/** True when `store` implements shared records (`readRecord` and `writeRecord`). */
+export function supportsRecords(store: LeaseStore): store is RecordCapableStore {
+  return typeof store.readRecord === 'function' && typeof store.writeRecord === 'function';
+}
+
 /** What the elector rejects with when its store lacks the capability. */
 export function stateUnsupportedError(store: Pick<LeaseStore, 'name'>): FatalLeaseStoreError {
   return new FatalLeaseStoreError(messages.state.unsupported(store.name));

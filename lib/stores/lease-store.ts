@@ -16,8 +16,11 @@ import type {
   LeaseStoreLimits,
   LeaseWatch,
   MAX_HANDOVER_REQUEST_BYTES,
+  MAX_SHARED_RECORD_BYTES,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from './lease-store.calls.js';
 
@@ -119,21 +122,22 @@ export interface LeaseStore {
    * the spread rule reads. Resolves once the request is durably recorded.
    *
    * A store that declares {@link LeaseStore.conditionalSpreadRequests} applies the one rule of
-   * `spreadRequestYields` (lease-store.spread-rule.ts) in the same atomic operation: a spread request never replaces a
-   * pending request of another kind for its term or a later one. It then resolves `false` (nothing
+   * `spreadRequestYields` (lease-store.spread-rule.ts) in the same atomic operation: a replica's own
+   * request (reason `spread` or `priority`, `REPLICA_REASONS`) never replaces an operator's pending
+   * request (any other reason) for its term or a later one. It then resolves `false` (nothing
    * written); `true` or nothing means written. Any other request replaces whatever is pending (an
-   * operator's request outranks a spread request; between two operators the last one wins, and the
+   * operator's request outranks a replica's; between two operators the last one wins, and the
    * earlier caller sees another request id when it reads the slot again).
    */
   // biome-ignore lint/suspicious/noConfusingVoidType: stores written against Promise<void> must still compile
   requestHandover?(request: HandoverRequest, options: CallOptions): Promise<boolean | void>;
 
   /**
-   * Declares that `requestHandover` refuses, atomically at the store, a spread request that would
-   * replace a pending non-spread request (see `spreadRequestYields`) and resolves `false` then.
-   * Every built-in store declares it. Without it the elector reads the pending request before
-   * writing a spread request (best effort: an operator request written between that read and the
-   * write is still replaced).
+   * Declares that `requestHandover` refuses, atomically at the store, a replica's own request
+   * (`spread`, `priority`) that would replace an operator's pending request (see
+   * `spreadRequestYields`) and resolves `false` then. Every built-in store declares it. Without it
+   * the elector reads the pending request before writing a replica's request (best effort: an
+   * operator request written between that read and the write is still replaced).
    */
   readonly conditionalSpreadRequests?: boolean;
 
@@ -145,6 +149,29 @@ export interface LeaseStore {
    * Idempotent: resolves when there is none.
    */
   clearHandover?(election: string, id: string, options: CallOptions): Promise<void>;
+
+  /**
+   * Optional shared-records capability (declared by implementing both `readRecord` and
+   * `writeRecord`): small JSON records beside an election that ANY replica may write, leader or not,
+   * whether the lease is held or not — they never touch the lease. The library keeps operators'
+   * commands there (the job board: pause, resume, run now), which a follower or the CLI must be able
+   * to record. Every write is a compare-and-set on the record's version, so concurrent writers never
+   * lose each other's updates: read, change, write with `ifVersion`, and read again on `false`.
+   *
+   * `key`: 1-200 chars of [A-Za-z0-9._:-]; a record is independent of leader state with the same key.
+   * Resolves undefined when the record does not exist (an election nobody ever led included).
+   */
+  readRecord?(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined>;
+
+  /**
+   * Writes `value` (JSON-serialisable, at most {@link MAX_SHARED_RECORD_BYTES} encoded: larger
+   * rejects with a RangeError naming the limit before anything is sent) as record `key` of
+   * `election` if its current version is `options.ifVersion` (`null`: only if it does not exist), in
+   * one atomic operation at the store. Resolves `true` when written (the record gets a new version),
+   * `false` when the condition failed (nothing written). Creates whatever the election needs when
+   * missing (row, container, key), race-safe, without creating or changing its lease.
+   */
+  writeRecord?(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean>;
 
   /**
    * Optional: the names of every election this store's namespace (container, table, key prefix)

@@ -42,6 +42,23 @@ export const storeMessages = {
     lost: (election: string, term: number) =>
       `the lease of election "${election}" (term ${term}) is no longer ours: the store refused the leader state write and left the state unchanged`,
   },
+  // Shared records (readRecord/writeRecord): operators' commands any replica may write (issue 28).
+  records: {
+    unsupported: (store: string) =>
+      `${store} does not support shared records (it implements no readRecord/writeRecord); use a built-in store or add both methods to it`,
+    invalidKey: (value: unknown) =>
+      `shared record key must be 1-200 characters of [A-Za-z0-9._:-] (got ${typeof value === 'string' ? JSON.stringify(value.slice(0, 210)) : String(value)})`,
+    invalidVersion: (value: unknown) =>
+      `shared record ifVersion must be a version string read with readRecord, or null for "only if absent" (got ${typeof value})`,
+    tooLarge: (store: string, bytes: number, limit: number) =>
+      `${store}: the shared record value is ${bytes} bytes of JSON, more than MAX_SHARED_RECORD_BYTES (${limit} bytes)`,
+    notSerialisable: (store: string, what: string) =>
+      `${store}: the shared record value is not JSON-serialisable (${what})`,
+    corrupt: (store: string, election: string, key: string) =>
+      `${store}: the shared record "${key}" of election "${election}" is not valid JSON written by this library`,
+    columnMissing: (store: string, table: string, migration: string) =>
+      `${store}: table ${table} has no records column (it was created by a version before shared records) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
+  },
   // Handover requests and lease meta, store side (issue 14).
   handover: {
     invalidRequest: (store: string) =>

@@ -80,6 +80,7 @@ const conformanceCases = leaseStoreConformance({
   leaderState: true,
   // No push: Azure has no watch, followers poll.
   handover: true,
+  records: true,
   createStore: () => new AzureBlobLeaseStore({ connectionString: connectionString(), container: conformanceContainer }),
   createStoreInFreshNamespace: () =>
     new AzureBlobLeaseStore({ connectionString: connectionString(), container: uniqueContainer() }),
@@ -141,6 +142,14 @@ describeBlackHoleStopConformance('AzureBlobLeaseStore on Azurite', () => ({
 // Shared by the Azure-specific tests below (the conformance suite uses its own container).
 const container = uniqueContainer();
 const store = () => new AzureBlobLeaseStore({ connectionString: connectionString(), container });
+
+/** A container nobody made yet, seen raw through the SDK, and a store of it under `blobPrefix`. */
+function freshContainer(blobPrefix: string) {
+  const fresh = uniqueContainer();
+  const prefixed = () =>
+    new AzureBlobLeaseStore({ connectionString: connectionString(), container: fresh, blobPrefix });
+  return { fresh, raw: new ContainerClient(connectionString(), fresh), prefixed };
+}
 
 // Two lease expiries in a row take over 30 s: start that scenario before anything else in this file
 // so it overlaps the rest (a top-level beforeAll runs before the first describe), and report its
@@ -579,13 +588,8 @@ describe('AzureBlobLeaseStore on Azurite', () => {
   });
 
   test.concurrent('handover requests live in a side blob beside the lease blob; listElections leaves side blobs and other prefixes out', async () => {
-    const fresh = uniqueContainer();
-    const raw = new ContainerClient(connectionString(), fresh);
-    const tenant = new AzureBlobLeaseStore({
-      connectionString: connectionString(),
-      container: fresh,
-      blobPrefix: 'tenant/',
-    });
+    const { fresh, raw, prefixed } = freshContainer('tenant/');
+    const tenant = prefixed();
     const root = new AzureBlobLeaseStore({ connectionString: connectionString(), container: fresh });
     const request = {
       election: 'jobs',
@@ -611,6 +615,49 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     expect(await tenant.readHandover('jobs', { signal: signal() })).toEqual(request);
     await tenant.clearHandover('jobs', request.id, { signal: signal() });
     expect(await raw.getBlockBlobClient('tenant/jobs~handover').exists()).toBe(false);
+  });
+
+  test.concurrent('a shared record is one blob beside the lease blob, its ETag the version; the lease blob and listElections never see it', async () => {
+    const { raw, prefixed } = freshContainer('tenant/');
+    const [tenant, other] = [prefixed(), prefixed()];
+    const write = (value: unknown, ifVersion: string | null, key = 'job:x') =>
+      tenant.writeRecord('jobs', key, value, { ifVersion, signal: signal() });
+    // No container yet: nothing to read, nothing a replace could match, and a create makes the container.
+    expect(await tenant.readRecord('jobs', 'job:x', { signal: signal() })).toBeUndefined();
+    expect(await write('replace', '"0x8D0000000000000"')).toBe(false);
+    expect(await raw.exists()).toBe(false);
+    expect(await write({ paused: true }, null)).toBe(true);
+    const blob = raw.getBlockBlobClient('tenant/jobs~records/job:x');
+    const properties = await blob.getProperties();
+    expect(JSON.parse((await blob.downloadToBuffer()).toString())).toEqual({ paused: true });
+    expect(properties.contentType).toBe('application/json');
+    expect(await other.readRecord('jobs', 'job:x', { signal: signal() })).toEqual({
+      value: { paused: true },
+      version: properties.etag,
+    });
+    // No lease blob was made: the election was never led, nor listed.
+    expect(await raw.getBlockBlobClient('tenant/jobs').exists()).toBe(false);
+    expect(await tenant.read('jobs', { signal: signal() })).toEqual({ held: false, term: 0 });
+    expect(await tenant.listElections({ signal: signal() })).toEqual([]);
+    // Held by another replica: the lease blob's ETag and metadata stay as the holder left them.
+    const lease = await acquireOk(other, 'jobs', 'holder');
+    const leased = await raw.getBlockBlobClient('tenant/jobs').getProperties();
+    expect(await write({ paused: false }, properties.etag ?? null)).toBe(true);
+    const after = await raw.getBlockBlobClient('tenant/jobs').getProperties();
+    expect({ etag: after.etag, metadata: after.metadata, lease: after.leaseState }).toEqual({
+      etag: leased.etag,
+      metadata: leased.metadata,
+      lease: 'leased',
+    });
+    expect(await tenant.listElections({ signal: signal() })).toEqual(['jobs']);
+    // A version that is no ETag matches nothing: refused, whatever the service would say of it.
+    expect(await write('x', 'not an etag "')).toBe(false);
+    // A record blob deleted by hand: a replace finds nothing to match, a create works again.
+    const current = await other.readRecord('jobs', 'job:x', { signal: signal() });
+    await blob.delete();
+    expect(await write('gone', current?.version ?? null)).toBe(false);
+    expect(await write('again', null)).toBe(true);
+    await other.release(lease, { signal: signal() });
   });
 
   test.concurrent(

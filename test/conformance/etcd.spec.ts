@@ -13,6 +13,7 @@ import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
+import { deleteEtcdKeys, withEtcd } from './server-clients.js';
 import {
   expectMalformedConnectionRefused,
   stateContinuesAfterUpgrade,
@@ -28,18 +29,7 @@ const prefix = `${runPrefix}main/`;
 const signal = (ms = 10_000) => AbortSignal.timeout(ms);
 const quietLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-async function withEtcd<T>(work: (etcd: Etcd3) => Promise<T>): Promise<T> {
-  const etcd = new Etcd3({ hosts: etcdEndpoint() });
-  try {
-    return await work(etcd);
-  } finally {
-    etcd.close();
-  }
-}
-
-afterAll(async () => {
-  await withEtcd((etcd) => etcd.delete().prefix(runPrefix).exec());
-});
+afterAll(() => deleteEtcdKeys(runPrefix));
 
 const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
@@ -47,6 +37,7 @@ const conformanceCases = leaseStoreConformance({
   expiryGranularityMs: 1_000,
   leaderState: true,
   handover: true,
+  records: true,
   push: true,
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>

@@ -64,6 +64,8 @@ describe('the exported conformance suite under node:test (built package)', () =>
     expect(run.skipped.every((name) => name.startsWith('faults:') || name.includes('missing namespace'))).toBe(true);
     expect(run.skipped).toHaveLength(5);
     expect(run.passed.length).toBeGreaterThanOrEqual(40);
+    // Every capability the file declares runs, shared records included.
+    expect(run.passed.filter((name) => name.startsWith('shared records:')).length).toBeGreaterThanOrEqual(11);
     console.info(
       `exported suite, InMemoryLeaseStore, 1 s lease: ${run.passed.length} passed, ${run.skipped.length} skipped in ${Math.round(run.tookMs)} ms`,
     );
@@ -104,7 +106,9 @@ describe('leaseStoreConformance options', () => {
     const store = new InMemoryLeaseStore();
     const cases = leaseStoreConformance({ createStore: () => store });
     const skipped = cases.filter((c) => c.skip).map((c) => c.name.split(':')[0]);
-    expect(new Set(skipped)).toEqual(new Set(['lease', 'leader state', 'handover', 'push', 'faults']));
+    expect(new Set(skipped)).toEqual(
+      new Set(['lease', 'leader state', 'handover', 'shared records', 'push', 'faults']),
+    );
     expect(cases.filter((c) => c.skip).every((c) => typeof c.skipReason === 'string')).toBe(true);
     expect(cases.filter((c) => !c.concurrent).map((c) => c.name)).toEqual([
       expect.stringContaining('client clock minutes off'),
@@ -112,6 +116,24 @@ describe('leaseStoreConformance options', () => {
     // The in-memory store implements every capability; options declaring none do not match it.
     const declared = cases.find((c) => c.name.startsWith('capabilities:'));
     await expect(declared?.run()).rejects.toThrow(/leaderState is false/);
+  });
+
+  it('fails a store that declares records without both record methods, or has one without declaring them', async () => {
+    const all = { leaderState: true, handover: true, push: true } as const;
+    const capabilities = (options: Omit<Parameters<typeof leaseStoreConformance>[0], 'createStore'>) => {
+      // Half of the pair: readRecord without writeRecord.
+      const half = new InMemoryLeaseStore();
+      Object.defineProperty(half, 'writeRecord', { value: undefined });
+      return leaseStoreConformance({ createStore: () => half, ...options }).find((c) =>
+        c.name.startsWith('capabilities:'),
+      );
+    };
+    await expect(capabilities({ ...all, records: true })?.run()).rejects.toThrow(/records is true/);
+    await expect(capabilities(all)?.run()).rejects.toThrow(/a record method without the capability/);
+    const whole = new InMemoryLeaseStore();
+    const declared = leaseStoreConformance({ createStore: () => whole, ...all, records: true });
+    await expect(declared.find((c) => c.name.startsWith('capabilities:'))?.run()).resolves.toBeUndefined();
+    expect(declared.filter((c) => c.name.startsWith('shared records:') && c.skip)).toEqual([]);
   });
 
   it("writes out the elector's least margin as the elector enforces it", () => {

@@ -56,6 +56,7 @@ const cases = leaseStoreConformance({
   leaseDurationMs: 500,
   leaderState: true,
   handover: true,
+  records: true,
   push: true,
   createStore: () => shared,
   createStoreInFreshNamespace: () => new InMemoryLeaseStore(),

@@ -12,13 +12,15 @@ import {
   mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,
+  mysqlRecordsMigrationSql,
 } from '../../lib/stores/mysql/mysql.store.js';
 import { mysqlStatements } from '../../lib/stores/mysql/mysql-sql.js';
 import { expectUnreachableIsTransient, MYSQL_URL, uniqueName } from '../setup/servers.js';
 import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
-import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
+import { describeSqlHandoverUpgrade, type SqlHandoverUpgradeTarget } from './sql-handover-upgrade.js';
+import { describeSqlRecords } from './sql-records.conformance.js';
 import { expectMalformedConnectionRefused } from './store-spec-helpers.js';
 
 const LEASE_MS = 1_000;
@@ -53,6 +55,7 @@ const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
   handover: true,
+  records: true,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -72,7 +75,7 @@ describe('LeaseStore conformance: MySqlLeaseStore', () => {
     (c.skip ? test.skip : c.concurrent ? test.concurrent : test)(c.name, c.run, c.timeoutMs);
 });
 
-describeSqlHandoverUpgrade('MySqlLeaseStore', {
+const handoverUpgrade: SqlHandoverUpgradeTarget = {
   previousVersionTable: async () => {
     const name = freshTable('le_my_ho');
     // Exactly as the version before handover created it (with the state column).
@@ -120,6 +123,46 @@ describeSqlHandoverUpgrade('MySqlLeaseStore', {
   migrate: (name) => withConnection((connection) => connection.query(mysqlHandoverMigrationSql(name))),
   migrationName: 'mysqlHandoverMigrationSql()',
   secondRunRefusedWith: 'ER_DUP_FIELDNAME',
+};
+
+describeSqlHandoverUpgrade('MySqlLeaseStore', handoverUpgrade);
+
+describeSqlRecords('MySqlLeaseStore', {
+  store: handoverUpgrade.store,
+  freshTable: () => freshTable('le_my_rec'),
+  previousVersionTable: async () => {
+    const name = freshTable('le_my_rec_old');
+    // Exactly as the version before shared records created it (mysqlLeaseTableSql() without records).
+    await withConnection((connection) =>
+      connection.query(`CREATE TABLE \`${name}\` (election VARCHAR(200) NOT NULL, holder VARCHAR(256) NOT NULL,
+        lease_id CHAR(36) NOT NULL, term BIGINT NOT NULL, expires_at DATETIME(3) NOT NULL, state JSON NULL,
+        meta JSON NULL, meta_lease_id CHAR(36) NULL, reserved_for VARCHAR(256) NULL, reserved_until DATETIME(3) NULL,
+        handover JSON NULL, PRIMARY KEY (election)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`),
+    );
+    return name;
+  },
+  previousVersion: handoverUpgrade.previousVersion,
+  hasRecordsColumn: (name) =>
+    withConnection(async (connection) => {
+      const [rows] = await connection.query(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = 'records'",
+        [name],
+      );
+      return (rows as unknown[]).length === 1;
+    }),
+  migrate: (name) => withConnection((connection) => connection.query(mysqlRecordsMigrationSql(name))),
+  migrationName: 'mysqlRecordsMigrationSql()',
+  secondRunRefusedWith: 'ER_DUP_FIELDNAME',
+  lockingRow: (name, election, during) =>
+    withConnection(async (connection) => {
+      await connection.beginTransaction();
+      try {
+        await connection.query(`SELECT 1 FROM \`${name}\` WHERE election = ? FOR UPDATE`, [election]);
+        await during();
+      } finally {
+        await connection.commit();
+      }
+    }),
 });
 
 describeBlackHoleStopConformance('MySqlLeaseStore', () => ({
@@ -169,6 +212,7 @@ describe('MySqlLeaseStore specifics', () => {
       'reserved_for',
       'reserved_until',
       'handover',
+      'records',
     ]);
   });
 
@@ -236,6 +280,32 @@ describe('MySqlLeaseStore specifics', () => {
     expect(
       (await s.acquire({ election: 'e', identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() })).acquired,
     ).toBe(true);
+  });
+
+  it('shared records: compare-and-set answers alike with and without CLIENT_FOUND_ROWS on the pool', async () => {
+    for (const flags of [[], ['-FOUND_ROWS']]) {
+      const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 2, flags });
+      try {
+        const s = new MySqlLeaseStore({ client: pool, table });
+        const election = `rows-${randomBytes(4).toString('hex')}`;
+        const write = (value: unknown, ifVersion: string | null) =>
+          s.writeRecord(election, 'jobs', value, { ifVersion, signal: signal() });
+        const version = async () => (await s.readRecord(election, 'jobs', { signal: signal() }))?.version ?? 'none';
+        // On an election without a row, then on its row.
+        expect(await write(1, null)).toBe(true);
+        expect(await write(2, null)).toBe(false);
+        expect(await s.writeRecord(election, 'other', 1, { ifVersion: null, signal: signal() })).toBe(true);
+        const first = await version();
+        // The same value again is a write (a new version), which no count of unchanged rows may hide.
+        expect(await write(1, first)).toBe(true);
+        expect(await write(1, first)).toBe(false);
+        expect(await write(3, await version())).toBe(true);
+        expect(await s.readRecord(election, 'jobs', { signal: signal() })).toMatchObject({ value: 3 });
+        await s.close();
+      } finally {
+        await pool.end();
+      }
+    }
   });
 
   it("judges expiry in UTC, whatever each session's time zone", async () => {

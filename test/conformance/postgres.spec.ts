@@ -12,6 +12,7 @@ import {
   postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
+  postgresRecordsMigrationSql,
 } from '../../lib/stores/postgres/postgres.store.js';
 import { postgresStatements } from '../../lib/stores/postgres/postgres-sql.js';
 import { expectUnreachableIsTransient, PG_URL, uniqueName } from '../setup/servers.js';
@@ -19,7 +20,8 @@ import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
-import { describeSqlHandoverUpgrade } from './sql-handover-upgrade.js';
+import { describeSqlHandoverUpgrade, type SqlHandoverUpgradeTarget } from './sql-handover-upgrade.js';
+import { describeSqlRecords } from './sql-records.conformance.js';
 import { expectMalformedConnectionRefused } from './store-spec-helpers.js';
 
 const LEASE_MS = 1_000;
@@ -56,6 +58,7 @@ const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
   handover: true,
+  records: true,
   push: true,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
@@ -81,7 +84,7 @@ describePushHandoverConformance('PostgresLeaseStore', () => ({
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table: pushTable }),
 }));
 
-describeSqlHandoverUpgrade('PostgresLeaseStore', {
+const handoverUpgrade: SqlHandoverUpgradeTarget = {
   previousVersionTable: async () => {
     const name = freshTable('le_pg_ho');
     // Exactly as the version before handover created it (with the state column).
@@ -119,6 +122,46 @@ describeSqlHandoverUpgrade('PostgresLeaseStore', {
     ),
   migrate: (name) => withClient((client) => client.query(postgresHandoverMigrationSql(name))),
   migrationName: 'postgresHandoverMigrationSql()',
+};
+
+describeSqlHandoverUpgrade('PostgresLeaseStore', handoverUpgrade);
+
+describeSqlRecords('PostgresLeaseStore', {
+  store: handoverUpgrade.store,
+  freshTable: () => freshTable('le_pg_rec'),
+  previousVersionTable: async () => {
+    const name = freshTable('le_pg_rec_old');
+    // Exactly as the version before shared records created it (postgresLeaseTableSql() without records).
+    await withClient((client) =>
+      client.query(`CREATE TABLE "public"."${name}" (election text PRIMARY KEY, holder text NOT NULL,
+        lease_id uuid NOT NULL, term bigint NOT NULL, expires_at timestamptz NOT NULL, state jsonb NOT NULL DEFAULT '{}'::jsonb,
+        meta jsonb, meta_lease_id uuid, reserved_for text, reserved_until timestamptz, handover jsonb)`),
+    );
+    return name;
+  },
+  previousVersion: handoverUpgrade.previousVersion,
+  hasRecordsColumn: (name) =>
+    withClient(
+      async (client) =>
+        (
+          await client.query(
+            "SELECT 1 FROM information_schema.columns WHERE table_name = $1 AND column_name = 'records'",
+            [name],
+          )
+        ).rows.length === 1,
+    ),
+  migrate: (name) => withClient((client) => client.query(postgresRecordsMigrationSql(name))),
+  migrationName: 'postgresRecordsMigrationSql()',
+  lockingRow: (name, election, during) =>
+    withClient(async (client) => {
+      await client.query('BEGIN');
+      try {
+        await client.query(`SELECT 1 FROM "public"."${name}" WHERE election = $1 FOR UPDATE`, [election]);
+        await during();
+      } finally {
+        await client.query('COMMIT');
+      }
+    }),
 });
 
 describeBlackHoleStopConformance('PostgresLeaseStore', () => ({
@@ -170,6 +213,7 @@ describe('PostgresLeaseStore specifics', () => {
       'reserved_for',
       'reserved_until',
       'handover',
+      'records',
     ]);
   });
 
@@ -264,6 +308,29 @@ describe('PostgresLeaseStore specifics', () => {
     const request = { election, id: 'r', term: 1, requestedBy: 'a\u0000', reason: 'operator', requestedAt: 1 };
     await expect(s.requestHandover(request, { signal: signal() })).rejects.toBeInstanceOf(TypeError);
     expect(await s.readHandover(election, { signal: signal() })).toBeUndefined();
+  });
+
+  it('refuses a shared record with U+0000, which jsonb cannot hold, before sending anything', async () => {
+    const s = store({ connection: PG_URL, table });
+    const election = `nul-rec-${randomBytes(4).toString('hex')}`;
+    const nul = 'a\u0000b';
+    // Not even a row appears: the TypeError comes before the statement.
+    await expect(s.writeRecord(election, 'jobs', { nul }, { ifVersion: null, signal: signal() })).rejects.toThrow(
+      TypeError,
+    );
+    expect(await s.read(election, { signal: signal() })).toEqual({ held: false, term: 0 });
+    expect(
+      await withClient(
+        async (client) => (await client.query(`SELECT 1 FROM "${table}" WHERE election = $1`, [election])).rows,
+      ),
+    ).toEqual([]);
+    expect(await s.writeRecord(election, 'jobs', '\\u0000', { ifVersion: null, signal: signal() })).toBe(true);
+    const stored = await s.readRecord(election, 'jobs', { signal: signal() });
+    expect(stored?.value).toBe('\\u0000');
+    await expect(
+      s.writeRecord(election, 'jobs', [nul], { ifVersion: stored?.version ?? null, signal: signal() }),
+    ).rejects.toThrow(TypeError);
+    expect(await s.readRecord(election, 'jobs', { signal: signal() })).toEqual(stored);
   });
 
   // Issue 24, defect 6: a value the server refuses (class 22, data exception) fails the same way every

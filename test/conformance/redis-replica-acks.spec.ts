@@ -1,6 +1,6 @@
 // RedisLeaseStore `replicaAcks` (issue #30): the option refused at construction when out of range,
-// and WAIT after acquire, renew and state writes — against the machine's Redis (no replica: never
-// acknowledged) and a primary with one replica of its own (scripts/lib/redis-sentinel.mjs, no
+// and WAIT after acquire, renew, state and record writes — against the machine's Redis (no replica:
+// never acknowledged) and a primary with one replica of its own (scripts/lib/redis-sentinel.mjs, no
 // Sentinels), whose replica is frozen (SIGSTOP) to stop acknowledging. The failover itself:
 // test/chaos/store-failover-redis.spec.ts.
 import { randomBytes } from 'node:crypto';
@@ -40,7 +40,7 @@ describe('RedisLeaseStore replicaAcks', () => {
     );
   });
 
-  it('on a server without replicas: the acquire fails as transient within the WAIT timeout and leaves the lease free; renew and state writes fail as transient', async () => {
+  it('on a server without replicas: the acquire fails as transient within the WAIT timeout and leaves the lease free; renew, state and record writes fail as transient', async () => {
     const keyPrefix = prefix();
     const plain = store({ connection: REDIS_URL, keyPrefix });
     const acks = store({ connection: REDIS_URL, keyPrefix, replicaAcks: { replicas: 1, timeoutMs: 100 } });
@@ -63,9 +63,15 @@ describe('RedisLeaseStore replicaAcks', () => {
     await expect(acks.writeState(taken.lease, 1, { signal: signal() })).rejects.toBeInstanceOf(
       TransientLeaseStoreError,
     );
+    // A record write is waited for like a state write, leader or not.
+    await expect(acks.writeRecord('e', 'jobs', 1, { ifVersion: null, signal: signal() })).rejects.toBeInstanceOf(
+      TransientLeaseStoreError,
+    );
     // Refusals are not waited for: a lease that is not ours is lost at once, without WAIT.
     const stranger = { ...taken.lease, leaseId: 'not-ours' };
     await expect(acks.renew(stranger, renew)).rejects.toBeInstanceOf(LeaseLostError);
+    // Nor is a record write whose condition failed (the unacknowledged write above did land here).
+    await expect(acks.writeRecord('e', 'jobs', 2, { ifVersion: null, signal: signal() })).resolves.toBe(false);
   });
 
   describe('with a replica', () => {
@@ -77,7 +83,7 @@ describe('RedisLeaseStore replicaAcks', () => {
       await topology?.stop();
     });
 
-    it('acknowledged while the replica follows; a renew and a state write fail as transient while it is frozen, and succeed again once it resumes', async () => {
+    it('acknowledged while the replica follows; a renew, a state and a record write fail as transient while it is frozen, and succeed again once it resumes', async () => {
       const primary = { host: '127.0.0.1', port: topology.primary.port };
       const acks = store({ connection: primary, keyPrefix: prefix(), replicaAcks: { replicas: 1, timeoutMs: 200 } });
       const won = await acks.acquire(request('a'));
@@ -86,6 +92,11 @@ describe('RedisLeaseStore replicaAcks', () => {
       const renew = () => acks.renew(won.lease, { leaseDurationMs: 5_000, signal: signal() });
       await renew();
       await acks.writeState(won.lease, { n: 1 }, { signal: signal() });
+      const record = async (value: number) => {
+        const version = (await acks.readRecord('e', 'jobs', { signal: signal() }))?.version ?? null;
+        return acks.writeRecord('e', 'jobs', value, { ifVersion: version, signal: signal() });
+      };
+      expect(await record(1)).toBe(true);
       const pid = topology.replicas[0].pid;
       process.kill(pid, 'SIGSTOP');
       try {
@@ -93,12 +104,15 @@ describe('RedisLeaseStore replicaAcks', () => {
         await expect(acks.writeState(won.lease, { n: 2 }, { signal: signal() })).rejects.toBeInstanceOf(
           TransientLeaseStoreError,
         );
+        await expect(record(2)).rejects.toThrow(/reached 0 of the 1 replicas/);
       } finally {
         process.kill(pid, 'SIGCONT');
       }
       await renew();
       await acks.writeState(won.lease, { n: 3 }, { signal: signal() });
       expect((await acks.readState('e', { signal: signal() }))?.value).toEqual({ n: 3 });
+      expect(await record(3)).toBe(true);
+      expect((await acks.readRecord('e', 'jobs', { signal: signal() }))?.value).toBe(3);
     });
 
     it('a WAIT whose connection was re-established after the write (ioredis resends it on the new one, which wrote nothing) proves nothing: the renew fails as transient, naming the reconnect', async () => {

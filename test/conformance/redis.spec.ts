@@ -14,6 +14,7 @@ import { storeBehindBlackHoleProxy } from '../support/black-hole-proxy.js';
 import { portOf, storeBehindReplyLosingProxy, withPort } from '../support/reply-losing-proxy.js';
 import { describeBlackHoleStopConformance } from './black-hole.conformance.js';
 import { describePushHandoverConformance } from './push.conformance.js';
+import { deleteRedisKeys, withRedis } from './server-clients.js';
 import {
   expectMalformedConnectionRefused,
   stateContinuesAfterUpgrade,
@@ -27,26 +28,13 @@ const prefix = `${runPrefix}main:`;
 
 const signal = (ms = 10_000) => AbortSignal.timeout(ms);
 
-async function withRedis<T>(work: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    return await work(redis);
-  } finally {
-    redis.disconnect();
-  }
-}
-
-afterAll(async () => {
-  await withRedis(async (redis) => {
-    const keys = await redis.keys(`${runPrefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-  });
-});
+afterAll(() => deleteRedisKeys(runPrefix));
 
 const conformanceCases = leaseStoreConformance({
   leaseDurationMs: LEASE_MS,
   leaderState: true,
   handover: true,
+  records: true,
   push: true,
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
@@ -159,7 +147,7 @@ describe('RedisLeaseStore specifics', () => {
     }
   });
 
-  it('the grants the NOPERM message names are enough for every call, leader state included', async () => {
+  it('the grants the NOPERM message names are enough for every call, leader state and records included', async () => {
     const user = uniqueName('le_granted');
     const password = randomBytes(8).toString('hex');
     const grants = redisMessages.permissionDenied(prefix).split('ACL SETUSER <user> ')[1]?.split(' ') ?? [];
@@ -196,6 +184,9 @@ describe('RedisLeaseStore specifics', () => {
         reservedFor: 'b',
       });
       expect(await s.listElections({ signal: signal() })).toContain(election);
+      // Shared records: a compare-and-set script and HGET on the records hash.
+      expect(await s.writeRecord(election, 'jobs', 1, { ifVersion: null, signal: signal() })).toBe(true);
+      expect(await s.readRecord(election, 'jobs', { signal: signal() })).toMatchObject({ value: 1 });
     } finally {
       await withRedis((redis) => redis.call('ACL', 'DELUSER', user));
     }

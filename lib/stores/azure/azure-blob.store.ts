@@ -11,8 +11,10 @@ import type {
   LeaseInfo,
   LeaseStore,
   LeaseStoreLimits,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
 import { decodeStateEntry, prepareStateWrite, stateKey } from '../state-support.js';
@@ -34,12 +36,11 @@ import {
   withMeta,
   withReservation,
 } from './azure-metadata.js';
+import { AzureSharedRecords } from './azure-records.js';
 import { readStateBlob, writeStateBlob } from './azure-state.js';
 
 export type { AzureBlobCredential, AzureBlobLeaseStoreOptions } from './azure-client.js';
 export { type AzureAuthKind, type AzureErrorContext, type AzureOperation, classifyAzureError } from './azure-errors.js';
-
-type BlobProperties = BlobGetPropertiesResponse;
 
 /**
  * Leases as Azure Blob leases: one blob per election, whose native lease (15–60 s, kept by the
@@ -48,7 +49,8 @@ type BlobProperties = BlobGetPropertiesResponse;
  * leads, and a directed handover's reservation (see azure-metadata.ts).
  *
  * Leader state is the blob's content (see azure-state.ts), uploaded with the lease-id condition.
- * Handover requests live in a side blob anyone may write (see azure-handover.ts).
+ * Handover requests and shared records live in side blobs anyone may write (see azure-handover.ts,
+ * azure-records.ts: a record's version is its blob's ETag).
  *
  * Every call is bounded by its AbortSignal and makes a single try (no SDK retries).
  */
@@ -69,11 +71,13 @@ export class AzureBlobLeaseStore implements LeaseStore {
   // Each call classifies its own failures (they name the operation); the fallback is for the rest.
   private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
   private readonly requests: AzureHandoverRequests;
+  private readonly records: AzureSharedRecords;
 
   constructor(options: AzureBlobLeaseStoreOptions) {
     this.blobs = new AzureBlobs(options);
     this.container = this.blobs.container;
     this.requests = new AzureHandoverRequests(this.name, this.blobs, this.calls);
+    this.records = new AzureSharedRecords(this.name, this.blobs, this.calls);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -86,7 +90,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
         const blob = await this.blobs.blob(election);
         // One read says whether the lease is free and, when it is not, who holds it: a follower
         // polling a held lease pays one request, and sends the acquire only when it can succeed.
-        let properties: BlobProperties | undefined;
+        let properties: BlobGetPropertiesResponse | undefined;
         try {
           properties = await blob.getProperties({ abortSignal: signal });
         } catch (error) {
@@ -214,7 +218,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
     const { signal } = options;
     return this.calls.run(signal, async (): Promise<LeaseInfo> => {
       const blob = await this.blobs.blob(election);
-      let properties: BlobProperties;
+      let properties: BlobGetPropertiesResponse;
       try {
         properties = await blob.getProperties({ abortSignal: signal });
       } catch (error) {
@@ -276,6 +280,14 @@ export class AzureBlobLeaseStore implements LeaseStore {
     );
     const entry = map?.[key];
     return entry === undefined ? undefined : decodeStateEntry(this.name, election, key, entry);
+  }
+
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    return this.records.read(election, key, options);
+  }
+
+  writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    return this.records.write(election, key, value, options);
   }
 
   /**

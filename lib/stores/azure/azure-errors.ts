@@ -24,6 +24,8 @@ export type AzureOperation =
   | 'request handover'
   | 'read handover'
   | 'clear handover'
+  | 'read record'
+  | 'write record'
   | 'list elections';
 
 /** Lease-state conflicts: the lease exists but is not (or no longer) ours. */

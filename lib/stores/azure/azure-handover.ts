@@ -1,11 +1,11 @@
-import type { BlobRequestConditions, BlockBlobClient, ContainerClient } from '@azure/storage-blob';
+import type { BlockBlobClient, ContainerClient } from '@azure/storage-blob';
 import { decodeHandoverRequest, encodeHandoverRequest } from '../handover-support.js';
 import type { CallOptions, HandoverRequest } from '../lease-store.js';
-import { SPREAD_REASON, spreadRequestYields } from '../lease-store.spread-rule.js';
+import { isReplicaRequest, spreadRequestYields } from '../lease-store.spread-rule.js';
 import type { StoreCallKit } from '../store-support.js';
 import type { AzureBlobs } from './azure-blobs.js';
 import { type AzureOperation, codeOf, isAlreadyThere, isMissing, statusOf } from './azure-errors.js';
-import { readAll } from './azure-state.js';
+import { downloadText, onBlob, putJson } from './azure-json-blobs.js';
 
 // Handover requests of AzureBlobLeaseStore live in a side blob beside the lease blob,
 // `<prefix><election>~handover`, never leased: a follower cannot write the leased blob (its
@@ -28,8 +28,8 @@ export class AzureHandoverRequests {
     const json = encodeHandoverRequest(this.store, request);
     return this.onSideBlob(request.election, 'request handover', options.signal, async (blob, signal) => {
       const container = await this.blobs.client;
-      if (request.reason === SPREAD_REASON) return putSpreadRequest(container, blob, request, json, signal);
-      await putRequest(container, blob, json, signal);
+      if (isReplicaRequest(request.reason)) return putSpreadRequest(container, blob, request, json, signal);
+      await putJson(container, blob, json, signal);
       return true;
     });
   }
@@ -55,49 +55,15 @@ export class AzureHandoverRequests {
     signal: AbortSignal,
     work: (blob: BlockBlobClient, signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
-    return this.calls.run(signal, async () => {
-      const blob = await this.blobs.blob(election, SIDE_BLOB_SUFFIX);
-      try {
-        return await work(blob, signal);
-      } catch (error) {
-        throw this.blobs.classify(error, operation, election, signal);
-      }
-    });
+    return onBlob(this.calls, this.blobs, { election, suffix: SIDE_BLOB_SUFFIX, operation }, signal, work);
   }
 }
 
 /**
- * Records `json` as the pending request, replacing any (one Put Blob; the container made if
- * missing), or only the version `conditions` name.
- */
-async function putRequest(
-  container: ContainerClient,
-  blob: BlockBlobClient,
-  json: string,
-  abortSignal: AbortSignal,
-  conditions?: BlobRequestConditions,
-): Promise<void> {
-  const upload = () =>
-    blob.upload(json, Buffer.byteLength(json), {
-      abortSignal,
-      blobHTTPHeaders: { blobContentType: 'application/json' },
-      ...(conditions && { conditions }),
-    });
-  try {
-    await upload();
-    return;
-  } catch (error) {
-    if (codeOf(error) !== 'ContainerNotFound') throw error;
-  }
-  // createIfNotExists takes the "already exists" answer of a lost creation race as success.
-  await container.createIfNotExists({ abortSignal });
-  await upload();
-}
-
-/**
- * A spread request under the slot rule ({@link spreadRequestYields}): read the pending request, then
- * put only over the version read (ifMatch its ETag; ifNoneMatch * while there is none). A write
- * landing in between fails the condition, and the rule is judged again on what it wrote.
+ * A replica's own request (spread, priority) under the slot rule ({@link spreadRequestYields}):
+ * read the pending request, then put only over the version read (ifMatch its ETag; ifNoneMatch *
+ * while there is none). A write landing in between fails the condition, and the rule is judged
+ * again on what it wrote.
  * → true written, false refused.
  */
 export async function putSpreadRequest(
@@ -112,7 +78,7 @@ export async function putSpreadRequest(
     if (spreadRequestYields(current?.request, request)) return false;
     const conditions = current?.etag === undefined ? { ifNoneMatch: '*' } : { ifMatch: current.etag };
     try {
-      await putRequest(container, blob, json, abortSignal, conditions);
+      await putJson(container, blob, json, abortSignal, conditions);
       return true;
     } catch (error) {
       if (!isAlreadyThere(error)) throw error;
@@ -125,15 +91,8 @@ async function getRequest(
   blob: BlockBlobClient,
   abortSignal: AbortSignal,
 ): Promise<{ request?: HandoverRequest; etag?: string } | undefined> {
-  let response: Awaited<ReturnType<BlockBlobClient['download']>>;
-  try {
-    response = await blob.download(0, undefined, { abortSignal });
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    throw error;
-  }
-  const text = await readAll(response.readableStreamBody);
-  return { request: decodeHandoverRequest(text), etag: response.etag };
+  const current = await downloadText(blob, abortSignal);
+  return current && { request: decodeHandoverRequest(current.text), etag: current.etag };
 }
 
 /**

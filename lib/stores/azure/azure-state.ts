@@ -5,6 +5,7 @@ import { type StateWrite, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import type { Step } from '../store-support.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf } from './azure-errors.js';
+import { downloadText } from './azure-json-blobs.js';
 
 // Leader state of AzureBlobLeaseStore: the leased blob's content, a JSON object
 // `{ [key]: { value, term } }`. Why the blob itself and not a second blob: Put Blob on a leased
@@ -87,15 +88,8 @@ async function download(
   abortSignal: AbortSignal,
   conditions?: { leaseId: string },
 ): Promise<StateBlob | undefined> {
-  let response: Awaited<ReturnType<BlockBlobClient['download']>>;
-  try {
-    response = await blob.download(0, undefined, { abortSignal, conditions });
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    throw error;
-  }
-  const text = await readAll(response.readableStreamBody);
-  return { map: parseMap(text, blob.name), etag: response.etag, metadata: response.metadata };
+  const current = await downloadText(blob, abortSignal, conditions);
+  return current && { map: parseMap(current.text, blob.name), etag: current.etag, metadata: current.metadata };
 }
 
 /** Empty content is a blob made by createBlob or by a version before leader state: no state yet. */
@@ -111,13 +105,6 @@ function parseMap(text: string, blobName: string): StateMap {
     throw new FatalLeaseStoreError(messages.state.corrupt('AzureBlobLeaseStore', blobName, '*'));
   }
   return parsed as StateMap;
-}
-
-export async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<string> {
-  if (!stream) return '';
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A lease condition the service refused (412 lease codes, lease conflicts, blob gone): lost. */

@@ -1,6 +1,6 @@
 import { decodeHandoverRequest, encodeHandoverRequest } from '../handover-support.js';
 import type { CallOptions, HandoverRequest } from '../lease-store.js';
-import { SPREAD_REASON, spreadRequestYields } from '../lease-store.spread-rule.js';
+import { isReplicaRequest, spreadRequestYields } from '../lease-store.spread-rule.js';
 import type { Step, StoreCallKit } from '../store-support.js';
 import type { EtcdClient } from './etcd-client.js';
 import type { EtcdKeys } from './etcd-txns.js';
@@ -23,7 +23,7 @@ export class EtcdHandoverRequests {
     const json = encodeHandoverRequest(this.store, request);
     const key = this.keys.handover(request.election);
     return this.calls.run(options.signal, async (step) => {
-      if (request.reason === SPREAD_REASON) return this.putSpreadRequest(key, request, json, step);
+      if (isReplicaRequest(request.reason)) return this.putSpreadRequest(key, request, json, step);
       await this.etcd.getClient().put(key).value(json).options(this.etcd.deadline()).exec();
       return true;
     });
@@ -54,9 +54,10 @@ export class EtcdHandoverRequests {
   }
 
   /**
-   * A spread request under the slot rule ({@link spreadRequestYields}): read the pending request,
-   * then put only if the key is still the version read (its mod revision; 0 while absent). A write
-   * landing in between fails the compare, and the rule is judged again on what it wrote.
+   * A replica's own request (spread, priority) under the slot rule ({@link spreadRequestYields}):
+   * read the pending request, then put only if the key is still the version read (its mod revision;
+   * 0 while absent). A write landing in between fails the compare, and the rule is judged again on
+   * what it wrote.
    * → true written, false refused.
    */
   private async putSpreadRequest(key: string, request: HandoverRequest, json: string, step: Step): Promise<boolean> {

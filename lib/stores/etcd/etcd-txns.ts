@@ -37,6 +37,11 @@ export class EtcdKeys {
     return `${this.prefix}${election}/handover`;
   }
 
+  /** A shared record: no etcd lease attached, so it outlives the election's leases. */
+  record(election: string, key: string): string {
+    return `${this.prefix}${election}/records/${key}`;
+  }
+
   /** The election a key of this prefix names: only the term record and the request mark one. */
   electionOf(key: string): string | undefined {
     return /^([^/]+)\/(term|handover)$/.exec(key.slice(this.prefix.length))?.[1];

@@ -1,4 +1,5 @@
 import type { Etcd3 } from 'etcd3';
+import type { StoreCallKit } from '../store-support.js';
 
 /**
  * A process's first call of a gRPC method is slow: protobufjs generates each message type's
@@ -44,6 +45,23 @@ export async function warmCodecs(etcd: Etcd3): Promise<void> {
       },
     ],
   });
+}
+
+/**
+ * The store's warm-up, called each time a watch has connected (every replica watches from its
+ * start): {@link warmCodecs} once per store, in the background (tracked: close() waits for it).
+ */
+export function warmUpOnce(client: () => Etcd3, calls: Pick<StoreCallKit, 'track'>): () => void {
+  let warmedUp = false;
+  return () => {
+    if (warmedUp) return;
+    warmedUp = true;
+    calls.track(
+      Promise.resolve()
+        .then(() => warmCodecs(client()))
+        .catch(() => undefined),
+    );
+  };
 }
 
 /** What we use of etcd3's (unexported) ConnectionPool. */

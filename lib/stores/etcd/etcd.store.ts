@@ -12,8 +12,10 @@ import type {
   LeaseStore,
   LeaseStoreLimits,
   LeaseWatch,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
 import { storeMessages } from '../store.messages.js';
@@ -23,6 +25,7 @@ import { EtcdClient, type EtcdLeaseStoreOptions } from './etcd-client.js';
 import { classifyEtcdError } from './etcd-errors.js';
 import { EtcdHandoverRequests } from './etcd-handover.js';
 import { keepAliveOnce } from './etcd-leases.js';
+import { EtcdSharedRecords } from './etcd-records.js';
 import { EtcdLeaderState } from './etcd-state.js';
 import {
   bindingReservation,
@@ -40,7 +43,7 @@ import {
   storedMetaJson,
   takeTxn,
 } from './etcd-txns.js';
-import { warmCodecs } from './etcd-warmup.js';
+import { warmUpOnce } from './etcd-warmup.js';
 import { EtcdDeleteWatches } from './etcd-watch.js';
 
 export type { EtcdLeaseStoreOptions } from './etcd-client.js';
@@ -57,7 +60,8 @@ const DEFAULT_PREFIX = 'leader-election/';
  * {@link watch} watches the key, so followers contend the moment it is deleted: released, or
  * expired after a crash.
  *
- * Leader state is written by a transaction conditional on our lease (etcd-state.ts).
+ * Leader state is written by a transaction conditional on our lease (etcd-state.ts); shared
+ * records, by anyone, by a transaction comparing the record's own revision (etcd-records.ts).
  *
  * Handover: the holder's meta lives in the lease value (written by the acquire transaction, and by a
  * transaction conditional on our lease when a renew's meta changed). A release to a named identity
@@ -83,7 +87,7 @@ export class EtcdLeaseStore implements LeaseStore {
   private readonly watches: EtcdDeleteWatches;
   private readonly requests: EtcdHandoverRequests;
   private readonly state: EtcdLeaderState;
-  private warmedUp = false;
+  private readonly records: EtcdSharedRecords;
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
   private readonly calls = new StoreCallKit({
@@ -101,13 +105,13 @@ export class EtcdLeaseStore implements LeaseStore {
     const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
     this.keys = new EtcdKeys(prefix);
     this.etcd = new EtcdClient(this.calls, options);
-    this.watches = new EtcdDeleteWatches(
-      () => this.etcd.getClient(),
-      () => this.warmUp(),
-      options.callTimeoutMs ?? 10_000,
-    );
+    // The acquire's and the release's messages encoded once, locally, when a watch has connected,
+    // so a handover does not pay their first-use cost.
+    const warmUp = warmUpOnce(() => this.etcd.getClient(), this.calls);
+    this.watches = new EtcdDeleteWatches(() => this.etcd.getClient(), warmUp, options.callTimeoutMs ?? 10_000);
     this.requests = new EtcdHandoverRequests(STORE, this.etcd, this.keys, this.calls);
     this.state = new EtcdLeaderState(this, this.etcd, this.keys, this.calls);
+    this.records = new EtcdSharedRecords(this, this.etcd, this.keys, this.calls);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -242,6 +246,14 @@ export class EtcdLeaseStore implements LeaseStore {
     return this.state.read(election, options);
   }
 
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    return this.records.read(election, key, options);
+  }
+
+  writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    return this.records.write(election, key, value, options);
+  }
+
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
     return this.watches.add(this.keys.lease(election), () => this.seenDeleted.add(election), onMayBeFree);
   }
@@ -274,19 +286,5 @@ export class EtcdLeaseStore implements LeaseStore {
       // Not ours any more (or the outcome is unknown): nothing, or nothing needed, hangs on it.
       if (!reserved) this.calls.track(this.etcd.revoke(reservationId));
     }
-  }
-
-  /**
-   * Once, when a watch has connected (every replica watches from its start): the acquire's and the
-   * release's messages encoded and decoded locally, so a handover does not pay their first-use cost.
-   */
-  private warmUp(): void {
-    if (this.warmedUp) return;
-    this.warmedUp = true;
-    this.calls.track(
-      Promise.resolve()
-        .then(() => warmCodecs(this.etcd.getClient()))
-        .catch(() => undefined),
-    );
   }
 }

@@ -19,11 +19,14 @@ import type {
   LeaseStore,
   LeaseStoreLimits,
   LeaseWatch,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
 import { spreadRequestYields } from '../lease-store.spread-rule.js';
+import { prepareRecordWrite, recordKey } from '../record-support.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { StoreCallKit, WatchFanOut } from '../store-support.js';
@@ -43,6 +46,8 @@ interface Slot {
   reservedUntil?: number;
   /** The pending handover request, as JSON. */
   handover?: string;
+  /** Shared records by key, apart from the lease and its state: JSON and version. */
+  records: Map<string, { json: string; version: string }>;
 }
 
 /**
@@ -82,6 +87,8 @@ export class InMemoryLeaseStore implements LeaseStore {
   private readonly watchers = new WatchFanOut();
   private readonly calls = new StoreCallKit({ name: this.name, classify: toLeaseStoreError });
   private readonly clock: Clock;
+  /** One counter for every record of the store, so a version is never handed out twice. */
+  private recordVersions = 0;
 
   constructor(options: InMemoryLeaseStoreOptions = {}) {
     const { clock = systemClock, allowInProduction = false } = options;
@@ -173,6 +180,26 @@ export class InMemoryLeaseStore implements LeaseStore {
     });
   }
 
+  async readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    const checked = recordKey(key);
+    return this.calls.run(options.signal, async () => {
+      const stored = this.slot(election).records.get(checked);
+      return stored === undefined ? undefined : { value: JSON.parse(stored.json), version: stored.version };
+    });
+  }
+
+  /** Compare and set in one synchronous step: nothing can land in between. Never touches the lease. */
+  async writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    const write = prepareRecordWrite(this, key, value, options);
+    return this.calls.run(options.signal, async () => {
+      const records = this.slot(election).records;
+      if ((records.get(write.key)?.version ?? null) !== write.ifVersion) return false;
+      this.recordVersions += 1;
+      records.set(write.key, { json: write.json, version: String(this.recordVersions) });
+      return true;
+    });
+  }
+
   /**
    * The protocol's one write: take the slot under `leaseId` if free or expired. Protected so a test
    * can put a fault between the shared acquire rule and it (a reply lost after the write applied).
@@ -234,7 +261,7 @@ export class InMemoryLeaseStore implements LeaseStore {
   }
 
   private slot(election: string): Slot {
-    const slot = this.slots.get(election) ?? { expiresAt: 0, term: 0, state: new Map() };
+    const slot = this.slots.get(election) ?? { expiresAt: 0, term: 0, state: new Map(), records: new Map() };
     this.slots.set(election, slot);
     return slot;
   }

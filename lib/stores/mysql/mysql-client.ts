@@ -109,3 +109,8 @@ export class MySqlClient {
     return this.pool;
   }
 }
+
+/** The affected-row count of a write's result (its meaning depends on the client's FOUND_ROWS flag). */
+export function affectedRows(result: unknown): number {
+  return Number((result as { affectedRows?: number }).affectedRows ?? 0);
+}

@@ -1,7 +1,7 @@
 // The SQL of MySqlLeaseStore, in one place, for MySQL 8 and MariaDB 10.5+ alike (no syntax only one of
 // them has: no ADD COLUMN IF NOT EXISTS, no `AS new` row alias, no CAST … AS JSON). The server's
 // UTC clock (`UTC_TIMESTAMP(3)`, constant within a statement) is the only time source.
-import { SPREAD_REASON } from '../lease-store.spread-rule.js';
+import { REPLICA_REASONS, SPREAD_REASON } from '../lease-store.spread-rule.js';
 
 export const DEFAULT_TABLE = 'leader_election_leases';
 
@@ -22,6 +22,7 @@ export function mysqlLeaseTableSql(table = DEFAULT_TABLE): string {
   expires_at DATETIME(3)  NOT NULL,
   state      JSON         NULL,
 ${HANDOVER_COLUMNS.map(([name, type]) => `  ${name.padEnd(14)} ${type} NULL,`).join('\n')}
+  ${RECORDS_COLUMN[0].padEnd(14)} ${RECORDS_COLUMN[1]},
   PRIMARY KEY (election)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`;
 }
@@ -36,6 +37,26 @@ ${HANDOVER_COLUMNS.map(([name, type]) => `  ${name.padEnd(14)} ${type} NULL,`).j
  */
 export function mysqlLeaseStateMigrationSql(table = DEFAULT_TABLE): string {
   return `ALTER TABLE ${quote(table)} ADD COLUMN state JSON NULL`;
+}
+
+/**
+ * The shared-records column, `{ [key]: { value, version } }`: nullable without a default, like
+ * `state` (MySQL allows no literal default on JSON), so a row the previous version inserts (never
+ * naming it) has no records.
+ */
+const RECORDS_COLUMN = ['records', 'JSON NULL'] as const;
+
+/**
+ * Adds the shared-records column to a table made by a version before it, in place. The store runs
+ * it on first record call when createTable is on (a "Duplicate column name" from a concurrent run
+ * counts as done); with `createTable: false`, run it once in a migration (until then record calls
+ * fail naming this function; leases and everything else work as before; on MariaDB,
+ * `ADD COLUMN IF NOT EXISTS` makes a second run a no-op). Replicas of the previous version go on
+ * working beside it: they never name the column, and their acquire, renew and release leave it as
+ * it is.
+ */
+export function mysqlRecordsMigrationSql(table = DEFAULT_TABLE): string {
+  return `ALTER TABLE ${quote(table)} ADD COLUMN ${RECORDS_COLUMN.join(' ')}`;
 }
 
 /**
@@ -94,9 +115,9 @@ export interface MySqlStatements extends MySqlAcquireStatements {
   writeState: string;
   /** JSON path of the key, election. */
   readState: string;
-  /** election, request JSON (any request but a spread request: it replaces what is pending). */
+  /** election, request JSON (an operator's request, any reason but spread or priority: it replaces what is pending). */
   requestHandover: string;
-  /** A spread request: request JSON, election, its term → 1 affected row when written. */
+  /** A replica's own request (spread, priority): request JSON, election, its term → 1 affected row when written. */
   requestSpread: string;
   /** election, request JSON → 1 affected row when the row was missing (written), else 0. */
   insertSpread: string;
@@ -177,14 +198,14 @@ export function mysqlStatements(table: string): MySqlStatements {
     // is one nobody holds.
     requestHandover: `INSERT INTO ${table} (election, holder, lease_id, term, expires_at, handover)
       VALUES (?, '', UUID(), 0, ${RELEASED}, ?) ON DUPLICATE KEY UPDATE handover = VALUES(handover)`,
-    // The slot rule (spreadRequestYields) for a spread request, judged under the row lock: an
-    // UPDATE that leaves a pending request of another kind for its term or a later one in place
+    // The slot rule (spreadRequestYields) for a replica's request, judged under the row lock: an
+    // UPDATE that leaves an operator's pending request for its term or a later one in place
     // (0 rows), then, only when no row matched, an INSERT IGNORE for an election without a row.
     // Two statements rather than one upsert: an upsert's affected-row count cannot tell "left in
     // place" from "inserted" when the client sets CLIENT_FOUND_ROWS (mysql2's default).
     requestSpread: `UPDATE ${table} SET handover = ? WHERE election = ? AND NOT COALESCE(handover IS NOT NULL
         AND CAST(COALESCE(JSON_UNQUOTE(JSON_EXTRACT(handover, '$.reason')), '${SPREAD_REASON}') AS BINARY)
-          <> CAST('${SPREAD_REASON}' AS BINARY)
+          NOT IN (${REPLICA_REASONS.map((reason) => `CAST('${reason}' AS BINARY)`).join(', ')})
         AND CASE WHEN JSON_TYPE(JSON_EXTRACT(handover, '$.term')) IN ('INTEGER', 'UNSIGNED INTEGER', 'DOUBLE')
           THEN JSON_EXTRACT(handover, '$.term') + 0 >= ? ELSE FALSE END, FALSE)`,
     insertSpread: `INSERT IGNORE INTO ${table} (election, holder, lease_id, term, expires_at, handover)

@@ -1,5 +1,5 @@
 import type { PoolOptions, RowDataPacket } from 'mysql2/promise';
-import { FatalLeaseStoreError, LeaseLostError } from '../../shared/errors.js';
+import { LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -16,29 +16,27 @@ import type {
   LeaseInfo,
   LeaseStore,
   LeaseStoreLimits,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
-import { SPREAD_REASON } from '../lease-store.spread-rule.js';
-import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
-import {
-  decodeStateEntry,
-  onceUntilDone,
-  prepareStateWrite,
-  stateKey,
-  stateLostError,
-  withStateColumn,
-} from '../state-support.js';
+import { isReplicaRequest } from '../lease-store.spread-rule.js';
+import { type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
+import { type SqlColumns, SqlRecords, sqlColumns } from '../sql-records-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError, withStateColumn } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { errorCode, type Step, StoreCallKit, serverClockLimits } from '../store-support.js';
-import { MySqlClient, type MySqlLeaseStoreOptions, poolOptions } from './mysql-client.js';
+import { affectedRows, MySqlClient, type MySqlLeaseStoreOptions, poolOptions } from './mysql-client.js';
 import { classifyMySqlError } from './mysql-errors.js';
+import { mysqlRecordsProtocol } from './mysql-records.js';
 import {
   DEFAULT_TABLE,
   type MySqlAcquireStatements,
   mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
+  mysqlRecordsMigrationSql,
   mysqlStatements,
   quote,
 } from './mysql-sql.js';
@@ -48,6 +46,7 @@ export {
   mysqlHandoverMigrationSql,
   mysqlLeaseStateMigrationSql,
   mysqlLeaseTableSql,
+  mysqlRecordsMigrationSql,
 } from './mysql-sql.js';
 
 const STORE = 'MySqlLeaseStore';
@@ -71,13 +70,14 @@ interface RowView extends RowDataPacket, LeaseRowView {
  *
  * Handover lives in the row too: the holder's meta (written by the acquire, replaced by a renew),
  * a released row's reservation for a named identity (written by the release's own conditional
- * UPDATE; the acquire's conditions refuse everyone else until it ends), and the pending request
- * (any replica; a row made for it is free, term 0).
+ * UPDATE; the acquire's conditions refuse everyone else until it ends), and the pending request;
+ * so do shared records (`records`, `{ [key]: { value, version } }`, compare-and-set), which like the
+ * request any replica writes (a row made for either is free, term 0).
  *
  * Permissions: SELECT, INSERT, UPDATE on the table, plus CREATE on the database the first time
  * unless the table was created beforehand ({@link mysqlLeaseTableSql}); on a table of an earlier
  * version, ALTER once to add the columns ({@link mysqlLeaseStateMigrationSql},
- * {@link mysqlHandoverMigrationSql}).
+ * {@link mysqlHandoverMigrationSql}, {@link mysqlRecordsMigrationSql}).
  */
 export class MySqlLeaseStore implements LeaseStore {
   readonly name = STORE;
@@ -88,14 +88,8 @@ export class MySqlLeaseStore implements LeaseStore {
   private readonly sql: ReturnType<typeof mysqlStatements>;
   private readonly createTable: boolean;
   private readonly client: MySqlClient;
-  private readonly stateColumn = {
-    missing: (error: unknown) => errorCode(error) === 'ER_BAD_FIELD_ERROR',
-    migrate: onceUntilDone(() => this.client.addColumns(mysqlLeaseStateMigrationSql(this.tableName))),
-    createTable: true,
-    missingError: () =>
-      new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'mysqlLeaseStateMigrationSql()')),
-  };
-  private readonly handoverColumns: HandoverColumns;
+  private readonly columns: SqlColumns;
+  private readonly records: SqlRecords;
   private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyMySqlError(error, this.table, this.createTable),
@@ -114,14 +108,6 @@ export class MySqlLeaseStore implements LeaseStore {
     this.table = quote(this.tableName);
     this.sql = mysqlStatements(this.table);
     this.createTable = options.createTable ?? true;
-    this.stateColumn.createTable = this.createTable;
-    this.handoverColumns = new HandoverColumns({
-      missing: (error) => errorCode(error) === 'ER_BAD_FIELD_ERROR',
-      migrate: onceUntilDone(() => this.client.addColumns(mysqlHandoverMigrationSql(this.tableName))),
-      createTable: this.createTable,
-      missingError: () =>
-        new FatalLeaseStoreError(messages.handover.columnsMissing(STORE, this.table, 'mysqlHandoverMigrationSql()')),
-    });
     this.client = new MySqlClient({
       userPool: options.client,
       connection: options.client ? undefined : poolOptions(options.connection as string | PoolOptions),
@@ -130,6 +116,18 @@ export class MySqlLeaseStore implements LeaseStore {
       tableName: this.tableName,
       assertOpen: () => this.calls.assertOpen(),
     });
+    this.columns = sqlColumns({
+      store: STORE,
+      table: this.table,
+      createTable: this.createTable,
+      missing: (error) => errorCode(error) === 'ER_BAD_FIELD_ERROR',
+      addColumns: (sql) => this.client.addColumns(sql),
+      state: { sql: mysqlLeaseStateMigrationSql(this.tableName), name: 'mysqlLeaseStateMigrationSql()' },
+      handover: { sql: mysqlHandoverMigrationSql(this.tableName), name: 'mysqlHandoverMigrationSql()' },
+      records: { sql: mysqlRecordsMigrationSql(this.tableName), name: 'mysqlRecordsMigrationSql()' },
+    });
+    const protocol = mysqlRecordsProtocol(this.table, (sql, values) => this.query(sql, values));
+    this.records = new SqlRecords({ store: this, calls: this.calls, column: this.columns.records, protocol });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -155,7 +153,7 @@ export class MySqlLeaseStore implements LeaseStore {
     };
     return this.calls.acquire(request, {
       attempt: (leaseId, step) =>
-        this.handoverColumns.preferred(
+        this.columns.handover.preferred(
           step,
           () => attempt(this.sql, leaseId, step),
           () => attempt(this.sql.legacy, leaseId, step),
@@ -173,7 +171,7 @@ export class MySqlLeaseStore implements LeaseStore {
       const result =
         meta === undefined
           ? await plain()
-          : await this.handoverColumns.preferred(
+          : await this.columns.handover.preferred(
               step,
               () => this.query(this.sql.renewMeta, [meta, options.leaseDurationMs, ...ours]),
               plain,
@@ -194,7 +192,7 @@ export class MySqlLeaseStore implements LeaseStore {
       reservation === undefined
         ? plain()
         : // Without the columns the lease is still freed, as by a store without handover.
-          this.handoverColumns.preferred(
+          this.columns.handover.preferred(
             step,
             () => this.query(this.sql.releaseReserved, [reservation.to, reservation.ms, ...values]),
             plain,
@@ -204,7 +202,7 @@ export class MySqlLeaseStore implements LeaseStore {
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
     const [row] = await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.preferred(
+      this.columns.handover.preferred(
         step,
         () => this.query<RowView>(this.sql.read, [election]),
         () => this.query<RowView>(this.sql.legacy.read, [election]),
@@ -217,7 +215,7 @@ export class MySqlLeaseStore implements LeaseStore {
     const { key, entry } = prepareStateWrite(this, lease, value, options);
     const ours = [lease.election, lease.leaseId, lease.term];
     const written = await this.calls.run(options.signal, (step) =>
-      withStateColumn(step, this.stateColumn, async () => {
+      withStateColumn(step, this.columns.state, async () => {
         const result = await this.query(this.sql.writeState, [`$."${key}"`, entry, ...ours]);
         if (affectedRows(result) > 0) return true;
         // Without FOUND_ROWS, writing the entry already stored changes nothing and counts 0 rows.
@@ -231,11 +229,19 @@ export class MySqlLeaseStore implements LeaseStore {
   async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
     const key = stateKey(options);
     const [row] = await this.calls.run(options.signal, (step) =>
-      withStateColumn(step, this.stateColumn, () =>
+      withStateColumn(step, this.columns.state, () =>
         this.query<RowDataPacket & { entry: unknown }>(this.sql.readState, [`$."${key}"`, election]),
       ),
     );
     return row?.entry == null ? undefined : decodeStateEntry(STORE, election, key, row.entry);
+  }
+
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    return this.records.read(election, key, options);
+  }
+
+  writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    return this.records.write(election, key, value, options);
   }
 
   readonly conditionalSpreadRequests = true;
@@ -244,8 +250,8 @@ export class MySqlLeaseStore implements LeaseStore {
     const { election, term } = request;
     const json = encodeHandoverRequest(STORE, request);
     return this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, async () => {
-        if (request.reason !== SPREAD_REASON) {
+      this.columns.handover.required(step, async () => {
+        if (!isReplicaRequest(request.reason)) {
           await this.query(this.sql.requestHandover, [election, json]);
           return true;
         }
@@ -259,7 +265,7 @@ export class MySqlLeaseStore implements LeaseStore {
 
   async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
     const [row] = await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, () =>
+      this.columns.handover.required(step, () =>
         this.query<RowDataPacket & { handover: unknown }>(this.sql.readHandover, [election]),
       ),
     );
@@ -268,7 +274,7 @@ export class MySqlLeaseStore implements LeaseStore {
 
   async clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
     await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, () => this.query(this.sql.clearHandover, [election, id])),
+      this.columns.handover.required(step, () => this.query(this.sql.clearHandover, [election, id])),
     );
   }
 
@@ -288,8 +294,4 @@ export class MySqlLeaseStore implements LeaseStore {
   private query<R = unknown>(sql: string, values: unknown[]): Promise<R[]> {
     return this.client.query<R>(sql, values);
   }
-}
-
-function affectedRows(result: unknown): number {
-  return Number((result as unknown as { affectedRows?: number }).affectedRows ?? 0);
 }

@@ -1,6 +1,6 @@
 // The SQL of PostgresLeaseStore, in one place. The server's clock (`clock_timestamp()`) is the only
 // time source: expiry is never judged by a client's clock.
-import { SPREAD_REASON } from '../lease-store.spread-rule.js';
+import { REPLICA_REASONS, SPREAD_REASON } from '../lease-store.spread-rule.js';
 
 export const DEFAULT_TABLE = 'leader_election_leases';
 export const DEFAULT_SCHEMA = 'public';
@@ -17,7 +17,8 @@ export function postgresLeaseTableSql(table = DEFAULT_TABLE, schema = DEFAULT_SC
   term       bigint      NOT NULL,
   expires_at timestamptz NOT NULL,
   state      jsonb       NOT NULL DEFAULT '{}'::jsonb,
-${HANDOVER_COLUMNS.map(([name, type]) => `  ${name.padEnd(14)} ${type}`).join(',\n')}
+${HANDOVER_COLUMNS.map(([name, type]) => `  ${name.padEnd(14)} ${type}`).join(',\n')},
+  ${RECORDS_COLUMN[0].padEnd(14)} ${RECORDS_COLUMN[1]}
 )`;
 }
 
@@ -30,6 +31,24 @@ ${HANDOVER_COLUMNS.map(([name, type]) => `  ${name.padEnd(14)} ${type}`).join(',
  */
 export function postgresLeaseStateMigrationSql(table = DEFAULT_TABLE, schema = DEFAULT_SCHEMA): string {
   return `ALTER TABLE ${qualified(schema, table)} ADD COLUMN IF NOT EXISTS state jsonb NOT NULL DEFAULT '{}'::jsonb`;
+}
+
+/**
+ * The shared-records column, `{ [key]: { value, version } }`: not null with a constant default, like
+ * `state`, so a row the previous version inserts (never naming it) has no records.
+ */
+const RECORDS_COLUMN = ['records', `jsonb NOT NULL DEFAULT '{}'::jsonb`] as const;
+
+/**
+ * Adds the shared-records column to a table made by a version before it (in place, idempotent; a
+ * catalog change without a table rewrite, PostgreSQL 11+). The store runs it on first record call
+ * when createTable is on; with `createTable: false`, run it in a migration (until then record calls
+ * fail naming this function; leases and everything else work as before). Replicas of the previous
+ * version go on working beside it: they never name the column, and their acquire, renew and release
+ * leave it as it is.
+ */
+export function postgresRecordsMigrationSql(table = DEFAULT_TABLE, schema = DEFAULT_SCHEMA): string {
+  return `ALTER TABLE ${qualified(schema, table)} ADD COLUMN IF NOT EXISTS ${RECORDS_COLUMN.join(' ')}`;
 }
 
 /**
@@ -150,13 +169,14 @@ export function postgresStatements(table: string): PostgresStatements {
     readState: `SELECT state -> $2::text AS entry FROM ${table} WHERE election = $1`,
     // A row made here is free and was never won (term 0), as every version reads it; the lease id
     // is one nobody holds.
-    // The slot rule (spreadRequestYields), judged under the row lock: a spread request leaves a
-    // pending request of another kind for its term or a later one in place, and returns no row.
+    // The slot rule (spreadRequestYields), judged under the row lock: a replica's own request
+    // (spread, priority) leaves an operator's pending request for its term or a later one in place,
+    // and returns no row.
     requestHandover: `INSERT INTO ${table} AS l (election, holder, lease_id, term, expires_at, handover)
         VALUES ($1, '', $3, 0, '-infinity', $2::jsonb)
         ON CONFLICT (election) DO UPDATE SET handover = excluded.handover
-          WHERE NOT (excluded.handover ->> 'reason' = '${SPREAD_REASON}'
-            AND coalesce(l.handover ->> 'reason', '${SPREAD_REASON}') <> '${SPREAD_REASON}'
+          WHERE NOT (excluded.handover ->> 'reason' IN (${REPLICA_REASONS.map((reason) => `'${reason}'`).join(', ')})
+            AND coalesce(l.handover ->> 'reason', '${SPREAD_REASON}') NOT IN (${REPLICA_REASONS.map((reason) => `'${reason}'`).join(', ')})
             AND CASE WHEN jsonb_typeof(l.handover -> 'term') = 'number'
               THEN (l.handover ->> 'term')::numeric >= (excluded.handover ->> 'term')::numeric ELSE false END)
         RETURNING 1 AS written`,

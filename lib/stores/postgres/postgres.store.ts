@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolConfig, QueryResultRow } from 'pg';
-import { FatalLeaseStoreError, LeaseLostError } from '../../shared/errors.js';
+import { LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -18,30 +18,28 @@ import type {
   LeaseStore,
   LeaseStoreLimits,
   LeaseWatch,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
-import { HandoverColumns, type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
-import {
-  decodeStateEntry,
-  onceUntilDone,
-  prepareStateWrite,
-  stateKey,
-  stateLostError,
-  withStateColumn,
-} from '../state-support.js';
+import { type LeaseRowView, leaseInfoOf, refusalOf, refusesAcquire } from '../sql-handover-support.js';
+import { type SqlColumns, SqlRecords, sqlColumns } from '../sql-records-support.js';
+import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError, withStateColumn } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { errorCode, type Step, StoreCallKit, serverClockLimits } from '../store-support.js';
 import { PostgresClient, type PostgresLeaseStoreOptions, poolConfig } from './postgres-client.js';
 import { classifyPostgresError } from './postgres-errors.js';
 import { PostgresListener } from './postgres-listener.js';
+import { postgresRecordsProtocol } from './postgres-records.js';
 import {
   DEFAULT_SCHEMA,
   DEFAULT_TABLE,
   type PostgresStatements,
   postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
+  postgresRecordsMigrationSql,
   postgresStatements,
   qualified,
 } from './postgres-sql.js';
@@ -52,6 +50,7 @@ export {
   postgresHandoverMigrationSql,
   postgresLeaseStateMigrationSql,
   postgresLeaseTableSql,
+  postgresRecordsMigrationSql,
 } from './postgres-sql.js';
 
 const STORE = 'PostgresLeaseStore';
@@ -69,12 +68,13 @@ const STORE = 'PostgresLeaseStore';
  * Handover lives in the row too: the holder's meta (written by the acquire, replaced by a renew),
  * a released row's reservation for a named identity (written by the release's own conditional
  * UPDATE; the acquire's ON CONFLICT condition refuses everyone else until it ends), and the pending
- * request (any replica; a row made for it is free, term 0).
+ * request; so do shared records (`records`, `{ [key]: { value, version } }`, one compare-and-set
+ * statement per write), which like the request any replica writes (a row made for either is free, term 0).
  *
  * Permissions: SELECT, INSERT, UPDATE on the table, plus CREATE on the schema the first time unless
  * the table was created beforehand ({@link postgresLeaseTableSql}); on a table of an earlier version,
  * ownership of the table once to add the columns ({@link postgresLeaseStateMigrationSql},
- * {@link postgresHandoverMigrationSql}).
+ * {@link postgresHandoverMigrationSql}, {@link postgresRecordsMigrationSql}).
  */
 export class PostgresLeaseStore implements LeaseStore {
   readonly name = STORE;
@@ -88,16 +88,8 @@ export class PostgresLeaseStore implements LeaseStore {
   private readonly createTable: boolean;
   private readonly client: PostgresClient;
   private listener?: PostgresListener;
-  private readonly stateColumn = {
-    missing: (error: unknown) => errorCode(error) === '42703',
-    migrate: onceUntilDone(() =>
-      this.client.addColumns(postgresLeaseStateMigrationSql(this.tableName, this.schemaName)),
-    ),
-    createTable: true,
-    missingError: () =>
-      new FatalLeaseStoreError(messages.state.columnMissing(STORE, this.table, 'postgresLeaseStateMigrationSql()')),
-  };
-  private readonly handoverColumns: HandoverColumns;
+  private readonly columns: SqlColumns;
+  private readonly records: SqlRecords;
   private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyPostgresError(error, this.table, this.schemaName, this.createTable),
@@ -115,16 +107,6 @@ export class PostgresLeaseStore implements LeaseStore {
     this.sql = postgresStatements(this.table);
     this.channel = identifier('channel', options.channel ?? this.tableName);
     this.createTable = options.createTable ?? true;
-    this.stateColumn.createTable = this.createTable;
-    this.handoverColumns = new HandoverColumns({
-      missing: (error) => errorCode(error) === '42703',
-      migrate: onceUntilDone(() =>
-        this.client.addColumns(postgresHandoverMigrationSql(this.tableName, this.schemaName)),
-      ),
-      createTable: this.createTable,
-      missingError: () =>
-        new FatalLeaseStoreError(messages.handover.columnsMissing(STORE, this.table, 'postgresHandoverMigrationSql()')),
-    });
     const queryTimeoutMs = options.queryTimeoutMs ?? 10_000;
     this.client = new PostgresClient({
       userClient: options.client,
@@ -135,6 +117,25 @@ export class PostgresLeaseStore implements LeaseStore {
       schemaName: this.schemaName,
       assertOpen: () => this.calls.assertOpen(),
     });
+    const [tableName, schemaName] = [this.tableName, this.schemaName];
+    this.columns = sqlColumns({
+      store: STORE,
+      table: this.table,
+      createTable: this.createTable,
+      missing: (error) => errorCode(error) === '42703',
+      addColumns: (sql) => this.client.addColumns(sql),
+      state: { sql: postgresLeaseStateMigrationSql(tableName, schemaName), name: 'postgresLeaseStateMigrationSql()' },
+      handover: { sql: postgresHandoverMigrationSql(tableName, schemaName), name: 'postgresHandoverMigrationSql()' },
+      records: { sql: postgresRecordsMigrationSql(tableName, schemaName), name: 'postgresRecordsMigrationSql()' },
+    });
+    this.records = new SqlRecords({
+      store: this,
+      calls: this.calls,
+      column: this.columns.records,
+      protocol: postgresRecordsProtocol(this.table, (step, text, values) => this.query(step, text, values)),
+      // jsonb cannot hold U+0000 (SQLSTATE 22P05): refused up front rather than sent.
+      storable: (entry) => jsonb(entry, 'shared record'),
+    });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -144,7 +145,7 @@ export class PostgresLeaseStore implements LeaseStore {
       attempt: async (leaseId, step) => {
         const values = [election, identity, leaseId, leaseDurationMs];
         for (let round = 1; ; round++) {
-          const [row] = await this.handoverColumns.preferred(
+          const [row] = await this.columns.handover.preferred(
             step,
             () => this.query<LeaseRowView & { acquired: boolean }>(step, this.sql.acquire, [...values, meta ?? null]),
             () => this.query<LeaseRowView & { acquired: boolean }>(step, this.sql.legacy.acquire, values),
@@ -175,7 +176,7 @@ export class PostgresLeaseStore implements LeaseStore {
     const rows = await this.calls.run(options.signal, (step) =>
       meta === undefined
         ? this.query(step, this.sql.renew, values)
-        : this.handoverColumns.preferred(
+        : this.columns.handover.preferred(
             step,
             () => this.query(step, this.sql.renewMeta, [...values, meta]),
             () => this.query(step, this.sql.renew, values),
@@ -190,7 +191,7 @@ export class PostgresLeaseStore implements LeaseStore {
     await this.calls.run(options.signal, (step) =>
       reservation === undefined
         ? this.query(step, this.sql.release, values)
-        : this.handoverColumns.preferred(
+        : this.columns.handover.preferred(
             step,
             () => this.query(step, this.sql.releaseReserved, [...values, reservation.to, reservation.ms]),
             // Without the columns the lease is still freed, as by a store without handover.
@@ -209,7 +210,7 @@ export class PostgresLeaseStore implements LeaseStore {
     if (NUL_ESCAPE.test(entry)) throw new TypeError(messages.state.notSerialisable(STORE, 'U+0000 in jsonb'));
     const values = [lease.election, lease.leaseId, lease.term, key, entry];
     const rows = await this.calls.run(options.signal, (step) =>
-      withStateColumn(step, this.stateColumn, () => this.query(step, this.sql.writeState, values)),
+      withStateColumn(step, this.columns.state, () => this.query(step, this.sql.writeState, values)),
     );
     if (rows.length === 0) throw stateLostError(lease);
   }
@@ -217,11 +218,19 @@ export class PostgresLeaseStore implements LeaseStore {
   async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
     const key = stateKey(options);
     const [row] = await this.calls.run(options.signal, (step) =>
-      withStateColumn(step, this.stateColumn, () =>
+      withStateColumn(step, this.columns.state, () =>
         this.query<{ entry: unknown }>(step, this.sql.readState, [election, key]),
       ),
     );
     return row?.entry == null ? undefined : decodeStateEntry(STORE, election, key, row.entry);
+  }
+
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    return this.records.read(election, key, options);
+  }
+
+  writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    return this.records.write(election, key, value, options);
   }
 
   readonly conditionalSpreadRequests = true;
@@ -230,14 +239,14 @@ export class PostgresLeaseStore implements LeaseStore {
     const json = jsonb(encodeHandoverRequest(STORE, request), 'handover request');
     const values = [request.election, json, randomUUID()];
     const rows = await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, () => this.query(step, this.sql.requestHandover, values)),
+      this.columns.handover.required(step, () => this.query(step, this.sql.requestHandover, values)),
     );
     return rows.length > 0;
   }
 
   async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
     const [row] = await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, () =>
+      this.columns.handover.required(step, () =>
         this.query<{ handover: unknown }>(step, this.sql.readHandover, [election]),
       ),
     );
@@ -246,7 +255,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   async clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
     await this.calls.run(options.signal, (step) =>
-      this.handoverColumns.required(step, () => this.query(step, this.sql.clearHandover, [election, id])),
+      this.columns.handover.required(step, () => this.query(step, this.sql.clearHandover, [election, id])),
     );
   }
 
@@ -272,7 +281,7 @@ export class PostgresLeaseStore implements LeaseStore {
 
   /** The row as readers see it; the previous version's read on a table without handover columns. */
   private async readView(step: Step, election: string): Promise<LeaseRowView | undefined> {
-    const [row] = await this.handoverColumns.preferred(
+    const [row] = await this.columns.handover.preferred(
       step,
       () => this.query<LeaseRowView>(step, this.sql.read, [election]),
       () => this.query<LeaseRowView>(step, this.sql.legacy.read, [election]),

@@ -21,13 +21,13 @@ export interface RedisLeaseStoreOptions {
    * Prefix of every key and of the release channel. Default `leader-election:`. Keys are
    * `<prefix>{<election>}` (the lease), `<prefix>{<election>}:term` (the fencing counter),
    * `<prefix>{<election>}:state` (the leader-state hash), `<prefix>{<election>}:reserved` (a
-   * directed handover's reservation) and `<prefix>{<election>}:handover` (the pending handover
-   * request): the braces keep them in one Redis Cluster slot, so one script can check the lease
-   * and write the others.
+   * directed handover's reservation), `<prefix>{<election>}:handover` (the pending handover
+   * request) and `<prefix>{<election>}:records` (the shared-records hash): the braces keep them in
+   * one Redis Cluster slot, so one script can check the lease and write the others.
    */
   keyPrefix?: string;
   /**
-   * Count an acquire, renew or leader-state write only once this many replicas acknowledged it
+   * Count an acquire, renew, leader-state or shared-record write only once this many replicas acknowledged it
    * (`WAIT`), so a failover to a replica cannot lose a term the leader acts on. Off by default.
    * Not consensus: see "When the store itself fails over" in docs/guides/stores.md.
    */

@@ -25,8 +25,8 @@ const MAX_WAIT_MS = 10_000;
 /**
  * The replica-acknowledged write rule (issue #30). Redis replicates asynchronously: a lease written
  * on a primary that fails before the replica has it is gone on the promoted replica, which then
- * lets another instance acquire while the first still leads. After a successful acquire, renew or
- * leader-state write, WAIT must report `replicas` acknowledgements, else the call throws a
+ * lets another instance acquire while the first still leads. After a successful acquire, renew,
+ * leader-state or shared-record write, WAIT must report `replicas` acknowledgements, else the call throws a
  * transient error: an acquire is then given back (the unknown-outcome rule of StoreCallKit), a
  * renew does not extend the term (the leader steps down at its deadline unless a later renew is
  * acknowledged). WAIT makes a lost write unlikely, not impossible: it is not consensus.

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import { decodeLeaseMeta } from '../handover-support.js';
 import type { LeaseMeta } from '../lease-store.js';
-import { SPREAD_REASON } from '../lease-store.spread-rule.js';
+import { REPLICA_REASONS } from '../lease-store.spread-rule.js';
+import { replyCode } from './redis-errors.js';
 
 export interface Script {
   lua: string;
@@ -84,16 +86,17 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1`);
 
 /**
- * KEYS: handover request. ARGV: request JSON, '1' for a spread request, its term. → 1 written, 0
- * refused. The slot rule (spreadRequestYields): a spread request leaves a pending request of another
- * kind for its term or a later one in place; anything else replaces what is pending.
+ * KEYS: handover request. ARGV: request JSON, '1' for a replica's own request (spread, priority),
+ * its term. → 1 written, 0 refused. The slot rule (spreadRequestYields): a replica's request leaves
+ * an operator's pending request for its term or a later one in place; anything else replaces what
+ * is pending.
  */
 export const REQUEST_HANDOVER = script(`
 if ARGV[2] == '1' then
   local current = redis.call('GET', KEYS[1])
   if current then
     local ok, pending = pcall(cjson.decode, current)
-    if ok and type(pending) == 'table' and type(pending.reason) == 'string' and pending.reason ~= '${SPREAD_REASON}'
+    if ok and type(pending) == 'table' and type(pending.reason) == 'string' ${REPLICA_REASONS.map((reason) => `and pending.reason ~= '${reason}'`).join(' ')}
       and type(pending.term) == 'number' and pending.term >= tonumber(ARGV[3]) then return 0 end
   end
 end
@@ -121,6 +124,40 @@ local ok, lease = pcall(cjson.decode, current)
 if not ok or type(lease) ~= 'table' or lease.leaseId ~= ARGV[1] or lease.term ~= tonumber(ARGV[2]) then return 0 end
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 return 1`);
+
+/**
+ * KEYS: records hash. ARGV: field, the condition's version suffix ('' = only if absent), entry
+ * JSON, the entry's own version suffix. → 1 written, 0 condition failed. An entry is
+ * `{"value":…,"version":"…"}` with the version last (encodeRecord), so its version is compared as
+ * the entry's suffix: never decoding the value, whose nesting cjson limits. Finding our own entry
+ * already there is ioredis resending the write after a reconnect lost its reply: it did happen, so
+ * it answers 1 (rewriting the same entry, so a WAIT on this connection has a write to count).
+ */
+export const WRITE_RECORD = script(`
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+local function endsWith(suffix) return suffix ~= '' and string.sub(current, -#suffix) == suffix end
+if current then
+  if not endsWith(ARGV[4]) and not endsWith(ARGV[2]) then return 0 end
+elseif ARGV[2] ~= '' then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1`);
+
+/** EVALSHA, falling back to EVAL the first time the server has not cached the script. */
+export async function evalScript(
+  client: Redis,
+  { sha, lua }: Script,
+  keys: string[],
+  args: (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.evalsha(sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (replyCode(error) !== 'NOSCRIPT') throw error;
+    return client.eval(lua, keys.length, ...keys, ...args);
+  }
+}
 
 function script(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };

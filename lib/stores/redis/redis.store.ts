@@ -19,27 +19,31 @@ import type {
   LeaseStore,
   LeaseStoreLimits,
   LeaseWatch,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
-import { SPREAD_REASON } from '../lease-store.spread-rule.js';
+import { isReplicaRequest } from '../lease-store.spread-rule.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { checkKeyPrefix, StoreCallKit, serverClockLimits } from '../store-support.js';
 import { connectionOf, RedisClient, type RedisLeaseStoreOptions } from './redis-client.js';
-import { classifyRedisError, replyCode } from './redis-errors.js';
+import { classifyRedisError } from './redis-errors.js';
+import { RedisKeys } from './redis-keys.js';
+import { RedisRecords } from './redis-records.js';
 import { ReplicaAcks } from './redis-replica-acks.js';
 import {
   ACQUIRE,
   CLEAR_HANDOVER,
+  evalScript,
   metaOf,
   parseReservation,
   parseValue,
   RELEASE,
   RENEW,
   REQUEST_HANDOVER,
-  type Script,
   WRITE_STATE,
 } from './redis-scripts.js';
 import { RedisSubscriber } from './redis-subscriber.js';
@@ -49,9 +53,6 @@ export type { RedisReplicaAcks } from './redis-replica-acks.js';
 
 const STORE = 'RedisLeaseStore';
 const DEFAULT_PREFIX = 'leader-election:';
-
-/** Election names in keys this store wrote: only the term counter and the request mark one. */
-const ELECTION_KEY = /^\{(.+)\}:(term|handover)$/;
 
 /**
  * Leases as Redis keys with a server-side expiry (`PX`): a Lua script takes the key only when it
@@ -68,24 +69,26 @@ const ELECTION_KEY = /^\{(.+)\}:(term|handover)$/;
  * refuses anyone else while that key lives and its term is still the counter's, and deletes it when
  * the lease is taken. A handover request is one plain key, cleared by a script comparing its id.
  *
- * With `replicaAcks`, an acquire, renew or state write counts only once WAIT reports that many
- * replicas have it (redis-replica-acks.ts): a Sentinel failover then cannot lose a term we act on.
+ * Shared records: a hash beside the lease that any replica writes by compare-and-set (redis-records.ts).
  *
- * Keep the counter and state keys from eviction (maxmemory-policy `noeviction` or a `volatile-*` policy): if
- * it vanished, terms would start again at 1.
+ * With `replicaAcks`, an acquire, renew, state or record write counts only once WAIT reports that
+ * many replicas have it (redis-replica-acks.ts): a Sentinel failover then cannot lose a term we act on.
+ *
+ * Keep the counter, state and records keys from eviction (maxmemory-policy `noeviction` or a
+ * `volatile-*` policy): if the counter vanished, terms would start again at 1.
  */
 export class RedisLeaseStore implements LeaseStore {
   readonly name = STORE;
   readonly limits: LeaseStoreLimits = serverClockLimits('Redis');
 
-  private readonly prefix: string;
-  private readonly channel: string;
+  private readonly keys: RedisKeys;
+  private readonly records: RedisRecords;
   private readonly redis: RedisClient;
   private readonly acks?: ReplicaAcks;
   private subscriber?: RedisSubscriber;
   private readonly calls = new StoreCallKit({
     name: STORE,
-    classify: (error) => classifyRedisError(error, this.prefix),
+    classify: (error) => classifyRedisError(error, this.keys.prefix),
     onBusy: (busy) => this.redis.holdProcess(busy),
   });
 
@@ -95,10 +98,12 @@ export class RedisLeaseStore implements LeaseStore {
         messages.backend.clientOrConnection(STORE, 'an ioredis Redis client', 'a Redis URL or ioredis options'),
       );
     }
-    const prefix = checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX);
-    this.prefix = prefix;
+    this.keys = new RedisKeys(checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX));
     this.acks = ReplicaAcks.from(options.replicaAcks);
-    this.channel = `${prefix}released`;
+    this.records = new RedisRecords(this, this.keys, {
+      run: (signal, work) => this.run(signal, work),
+      acknowledged: (client, write) => this.acknowledged(client, write),
+    });
     this.redis = new RedisClient(this.calls, options.client, options.client ? undefined : connectionOf(options));
   }
 
@@ -107,9 +112,9 @@ export class RedisLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(STORE, request.meta) ?? '';
     return this.calls.acquire(request, {
       attempt: async (leaseId) => {
-        const keys = [this.leaseKey(election), this.termKey(election), this.reservedKey(election)];
+        const keys = [this.keys.lease(election), this.keys.term(election), this.keys.reserved(election)];
         const client = this.getClient();
-        const reply = await this.eval(client, ACQUIRE, keys, [leaseId, identity, leaseDurationMs, meta]);
+        const reply = await evalScript(client, ACQUIRE, keys, [leaseId, identity, leaseDurationMs, meta]);
         // The connection the reply came on (read before any other I/O event can replace it).
         const wroteOn = client.stream;
         const [outcome, raw, ttl, counter] = reply as [number | string, string, (number | string)?, string?];
@@ -137,7 +142,7 @@ export class RedisLeaseStore implements LeaseStore {
     const meta = encodeLeaseMeta(STORE, options.meta) ?? '';
     const args = [lease.leaseId, lease.term, options.leaseDurationMs, meta];
     const renewed = await this.run(options.signal, (client) =>
-      this.acknowledged(client, () => this.eval(client, RENEW, [this.leaseKey(lease.election)], args)),
+      this.acknowledged(client, () => evalScript(client, RENEW, [this.keys.lease(lease.election)], args)),
     );
     if (Number(renewed) !== 1) throw new LeaseLostError(messages.leaseLost(lease.election));
   }
@@ -151,7 +156,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   async read(election: string, options: CallOptions): Promise<LeaseInfo> {
     const [raw, counter, reserved] = await this.run(options.signal, (client) =>
-      client.mget(this.leaseKey(election), this.termKey(election), this.reservedKey(election)),
+      client.mget(this.keys.lease(election), this.keys.term(election), this.keys.reserved(election)),
     );
     if (raw) {
       const value = parseValue(raw);
@@ -167,25 +172,27 @@ export class RedisLeaseStore implements LeaseStore {
 
   async requestHandover(request: HandoverRequest, options: CallOptions): Promise<boolean> {
     const json = encodeHandoverRequest(STORE, request);
-    const args = [json, request.reason === SPREAD_REASON ? '1' : '0', request.term];
+    const args = [json, isReplicaRequest(request.reason) ? '1' : '0', request.term];
     const reply = await this.run(options.signal, (client) =>
-      this.eval(client, REQUEST_HANDOVER, [this.handoverKey(request.election)], args),
+      evalScript(client, REQUEST_HANDOVER, [this.keys.handover(request.election)], args),
     );
     return Number(reply) === 1;
   }
 
   async readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined> {
-    const raw = await this.run(options.signal, (client) => client.get(this.handoverKey(election)));
+    const raw = await this.run(options.signal, (client) => client.get(this.keys.handover(election)));
     return decodeHandoverRequest(raw);
   }
 
   async clearHandover(election: string, id: string, options: CallOptions): Promise<void> {
-    await this.run(options.signal, (client) => this.eval(client, CLEAR_HANDOVER, [this.handoverKey(election)], [id]));
+    await this.run(options.signal, (client) =>
+      evalScript(client, CLEAR_HANDOVER, [this.keys.handover(election)], [id]),
+    );
   }
 
   /** SCAN (never KEYS: it would block the server) over this prefix; one command per 1000 keys. */
   async listElections(options: CallOptions): Promise<string[]> {
-    const pattern = `${this.prefix.replace(/[*?[\]\\]/g, '\\$&')}{*`;
+    const pattern = `${this.keys.prefix.replace(/[*?[\]\\]/g, '\\$&')}{*`;
     return this.calls.run(options.signal, async (step) => {
       const client = this.getClient();
       const names = new Set<string>();
@@ -193,7 +200,7 @@ export class RedisLeaseStore implements LeaseStore {
       do {
         const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
         for (const key of keys) {
-          const name = ELECTION_KEY.exec(key.slice(this.prefix.length))?.[1];
+          const name = this.keys.electionOf(key);
           if (name !== undefined) names.add(name);
         }
         cursor = next;
@@ -205,21 +212,29 @@ export class RedisLeaseStore implements LeaseStore {
 
   async writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
     const { key, entry } = prepareStateWrite(this, lease, value, options);
-    const keys = [this.leaseKey(lease.election), this.stateKey(lease.election)];
+    const keys = [this.keys.lease(lease.election), this.keys.state(lease.election)];
     const written = await this.run(options.signal, (client) =>
-      this.acknowledged(client, () => this.eval(client, WRITE_STATE, keys, [lease.leaseId, lease.term, key, entry])),
+      this.acknowledged(client, () => evalScript(client, WRITE_STATE, keys, [lease.leaseId, lease.term, key, entry])),
     );
     if (Number(written) !== 1) throw stateLostError(lease);
   }
 
   async readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
     const key = stateKey(options);
-    const raw = await this.run(options.signal, (client) => client.hget(this.stateKey(election), key));
+    const raw = await this.run(options.signal, (client) => client.hget(this.keys.state(election), key));
     return raw == null ? undefined : decodeStateEntry(STORE, election, key, raw);
   }
 
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    return this.records.read(election, key, options);
+  }
+
+  writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    return this.records.write(election, key, value, options);
+  }
+
   watch(election: string, onMayBeFree: () => void): LeaseWatch {
-    this.subscriber ??= new RedisSubscriber(this.channel, () => this.getClient());
+    this.subscriber ??= new RedisSubscriber(this.keys.channel, () => this.getClient());
     return this.subscriber.add(election, onMayBeFree);
   }
 
@@ -233,26 +248,6 @@ export class RedisLeaseStore implements LeaseStore {
 
   // ---- internals ------------------------------------------------------------------------------
 
-  private leaseKey(election: string): string {
-    return `${this.prefix}{${election}}`;
-  }
-
-  private termKey(election: string): string {
-    return `${this.prefix}{${election}}:term`;
-  }
-
-  private stateKey(election: string): string {
-    return `${this.prefix}{${election}}:state`;
-  }
-
-  private reservedKey(election: string): string {
-    return `${this.prefix}{${election}}:reserved`;
-  }
-
-  private handoverKey(election: string): string {
-    return `${this.prefix}{${election}}:handover`;
-  }
-
   private releaseScript(
     client: Redis,
     election: string,
@@ -260,9 +255,9 @@ export class RedisLeaseStore implements LeaseStore {
     term: string,
     reservation?: { to: string; ms: number },
   ): Promise<unknown> {
-    const keys = [this.leaseKey(election), this.reservedKey(election)];
-    const args = [leaseId, term, this.channel, election, reservation?.to ?? '', reservation?.ms ?? 0];
-    return this.eval(client, RELEASE, keys, args);
+    const keys = [this.keys.lease(election), this.keys.reserved(election)];
+    const args = [leaseId, term, this.keys.channel, election, reservation?.to ?? '', reservation?.ms ?? 0];
+    return evalScript(client, RELEASE, keys, args);
   }
 
   /** A script's reply; with replicaAcks, a 1 ("written") only once the replicas have it. */
@@ -271,16 +266,6 @@ export class RedisLeaseStore implements LeaseStore {
     const wroteOn = client.stream;
     if (Number(value) === 1) await this.acks?.confirm(client, wroteOn);
     return value;
-  }
-
-  /** EVALSHA, falling back to EVAL the first time the server has not cached the script. */
-  private async eval(client: Redis, { sha, lua }: Script, keys: string[], args: (string | number)[]): Promise<unknown> {
-    try {
-      return await client.evalsha(sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (replyCode(error) !== 'NOSCRIPT') throw error;
-      return client.eval(lua, keys.length, ...keys, ...args);
-    }
   }
 
   /**

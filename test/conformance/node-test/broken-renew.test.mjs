@@ -35,6 +35,7 @@ const cases = leaseStoreConformance({
   leaseDurationMs: 1_000,
   leaderState: true,
   handover: true,
+  records: true,
   push: true,
 });
 

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { FatalLeaseStoreError } from '../shared/errors.js';
+import type { CallOptions, LeaseStore, RecordWriteOptions, SharedRecord } from './lease-store.js';
+import { decodeRecord, encodeRecord, prepareRecordWrite, recordKey } from './record-support.js';
+import { HandoverColumns } from './sql-handover-support.js';
+import { onceUntilDone, withStateColumn } from './state-support.js';
+import { storeMessages as messages } from './store.messages.js';
+import type { Step, StoreCallKit } from './store-support.js';
+
+/**
+ * What the SQL stores (PostgreSQL, MySQL) share of shared records: each election's records live in
+ * the lease row's `records` JSON column, `{ [key]: { value, version } }`, a column a table of an
+ * earlier version gains in place exactly like the state column (`withStateColumn`: added on first
+ * use with createTable on, else a fatal error naming the migration). The version is a fresh random
+ * UUID per write, so a version never comes back (no ABA) and the new value always differs from the
+ * old one (MySQL counts a row as affected only when a value changes). Adding that column made three
+ * later columns, so their guards (state, handover, records) are built here once for both stores.
+ */
+
+/** How a SQL store finds a later column missing and adds it (the shape `withStateColumn` takes). */
+export type ColumnGuard = Parameters<typeof withStateColumn>[1];
+
+/** An in-place migration: its SQL, and the exported function that prints it (named in the fatal error). */
+export interface ColumnMigration {
+  sql: string;
+  name: string;
+}
+
+/** The columns later versions added to a SQL store's lease table. */
+export interface SqlColumns {
+  state: ColumnGuard;
+  handover: HandoverColumns;
+  records: ColumnGuard;
+}
+
+/**
+ * The guards of the columns later versions added to the lease table (state, handover, records):
+ * each found missing by the driver's "unknown column" error and added in place once, race-safe,
+ * with createTable on; with it off, a fatal error names the migration to run.
+ */
+export function sqlColumns(options: {
+  store: string;
+  table: string;
+  createTable: boolean;
+  missing(error: unknown): boolean;
+  /** Runs an idempotent or race-tolerant `ALTER TABLE … ADD COLUMN`. */
+  addColumns(sql: string): Promise<void>;
+  state: ColumnMigration;
+  handover: ColumnMigration;
+  records: ColumnMigration;
+}): SqlColumns {
+  const { store, table, createTable, missing } = options;
+  const guard = ({ sql }: ColumnMigration, message: string): ColumnGuard => ({
+    missing,
+    migrate: onceUntilDone(() => options.addColumns(sql)),
+    createTable,
+    missingError: () => new FatalLeaseStoreError(message),
+  });
+  const { state, handover, records } = options;
+  return {
+    state: guard(state, messages.state.columnMissing(store, table, state.name)),
+    handover: new HandoverColumns(guard(handover, messages.handover.columnsMissing(store, table, handover.name))),
+    records: guard(records, messages.records.columnMissing(store, table, records.name)),
+  };
+}
+
+/** A SQL store's own statements for records; both run inside a call, with the column there. */
+export interface SqlRecordsProtocol {
+  /** The stored entry (JSON text or parsed), or null/undefined when the record or row is absent. */
+  read(step: Step, election: string, key: string): Promise<unknown>;
+  /**
+   * Writes `entry` (the encoded `{ value, version }`) as record `key` if its version is
+   * `ifVersion` (null: only if absent), atomically at the server; creates the row free (term 0)
+   * when missing. True when written.
+   */
+  write(step: Step, election: string, key: string, entry: string, ifVersion: string | null): Promise<boolean>;
+}
+
+export interface SqlRecordsOptions {
+  store: Pick<LeaseStore, 'name'>;
+  calls: StoreCallKit;
+  column: ColumnGuard;
+  protocol: SqlRecordsProtocol;
+  /** Refuses an entry the column cannot hold (throws a TypeError), before anything is sent. */
+  storable?(entry: string): void;
+}
+
+/** `readRecord`/`writeRecord` of a SQL store: validation, versions and the column, around its protocol. */
+export class SqlRecords {
+  constructor(private readonly options: SqlRecordsOptions) {}
+
+  async read(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    const { store, calls, column, protocol } = this.options;
+    const checked = recordKey(key);
+    const stored = await calls.run(options.signal, (step) =>
+      withStateColumn(step, column, () => protocol.read(step, election, checked)),
+    );
+    return stored == null ? undefined : decodeRecord(store.name, election, checked, stored);
+  }
+
+  async write(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    const { store, calls, column, protocol } = this.options;
+    // Checked before the call: a TypeError inside it would be classified as the server's failure.
+    const { key: checked, json, ifVersion } = prepareRecordWrite(store, key, value, options);
+    const entry = encodeRecord(json, randomUUID());
+    this.options.storable?.(entry);
+    return calls.run(options.signal, (step) =>
+      withStateColumn(step, column, () => protocol.write(step, election, checked, entry, ifVersion)),
+    );
+  }
+}
