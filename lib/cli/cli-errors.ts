@@ -10,6 +10,7 @@ export const ExitCode = {
   noLeader: 4,
   waitTimedOut: 5,
   unsupported: 6,
+  runFailed: 7,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
-import { TransientLeaseStoreError } from '../shared/errors.js';
 import type { HandoverRequest, LeaseInfo, LeaseStore } from '../stores/lease-store.js';
-import { callOptions, pause } from './call-options.js';
+import { callOptions } from './call-options.js';
 import { cliMessages } from './cli.messages.js';
 import { CliError, ExitCode } from './cli-errors.js';
 import type { CliOutput } from './cli-output.js';
+import { pollUntil } from './poll.js';
 
 export interface HandoverOptions {
   election: string;
@@ -102,37 +101,26 @@ export async function handoverCommand(
   );
 }
 
-/**
- * Polls the lease until someone other than `from` holds it (`options.to`, when given) or the wait
- * times out. A poll that fails transiently is reported once per distinct message and retried;
- * anything else ends the command.
- */
+/** Polls the lease until someone other than `from` holds it (`options.to`, when given) or the wait times out. */
 async function waitForNewLeader(
   store: LeaseStore,
   options: HandoverOptions,
   from: string,
   output: CliOutput,
 ): Promise<{ moved: true; info: LeaseInfo; waitedMs: number } | { moved: false; info?: LeaseInfo }> {
-  const startedAt = performance.now();
-  const remaining = () => options.waitTimeoutMs - (performance.now() - startedAt);
-  let last: LeaseInfo | undefined;
-  let lastFailure: string | undefined;
-  while (remaining() > 0) {
-    await pause(Math.min(options.pollIntervalMs, remaining()));
-    try {
-      last = await store.read(options.election, callOptions(Math.min(options.timeoutMs, remaining())));
-    } catch (error) {
-      if (!(error instanceof TransientLeaseStoreError)) throw error;
-      if (error.message !== lastFailure) output.err(cliMessages.pollFailed(error.message));
-      lastFailure = error.message;
-      continue;
-    }
-    const moved = last.held && last.holder !== undefined && last.holder !== from;
-    if (moved && (options.to === undefined || last.holder === options.to)) {
-      return { moved: true, info: last, waitedMs: Math.round(performance.now() - startedAt) };
-    }
-  }
-  return { moved: false, info: last };
+  const outcome = await pollUntil(
+    { waitTimeoutMs: options.waitTimeoutMs, pollIntervalMs: options.pollIntervalMs, timeoutMs: options.timeoutMs },
+    (call) => store.read(options.election, call),
+    (info) =>
+      info.held &&
+      info.holder !== undefined &&
+      info.holder !== from &&
+      (options.to === undefined || info.holder === options.to),
+    output,
+  );
+  return outcome.done
+    ? { moved: true, info: outcome.value, waitedMs: outcome.waitedMs }
+    : { moved: false, info: outcome.last };
 }
 
 function print(options: HandoverOptions, output: CliOutput, document: HandoverDocument, line: string): void {

@@ -1,11 +1,19 @@
-import { hostname, userInfo } from 'node:os';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ELECTION_PATTERN } from '../election/elector-options.js';
+import { Command, CommanderError } from 'commander';
 import type { LeaseStore } from '../stores/lease-store.js';
 import { cliMessages } from './cli.messages.js';
 import { CliError, describeFailure, ExitCode } from './cli-errors.js';
+import {
+  addCommonOptions,
+  type CommonOptions,
+  collectElections,
+  election,
+  integer,
+  requestedBy,
+  text,
+} from './cli-options.js';
 import { type CliOutput, redactingOutput } from './cli-output.js';
 import { handoverCommand } from './handover.command.js';
+import { addJobsCommands } from './jobs.program.js';
 import { statusCommand } from './status.command.js';
 import {
   buildStore,
@@ -25,17 +33,6 @@ export interface CliContext {
   buildStore?: (config: StoreConfig, connectionSource: string) => Promise<LeaseStore>;
   /** Overrides `cli:<os user>@<host>`. */
   requestedBy?: string;
-}
-
-interface CommonOptions {
-  store?: string;
-  connection?: string;
-  container?: string;
-  table?: string;
-  schema?: string;
-  prefix?: string;
-  timeoutMs: number;
-  json?: boolean;
 }
 
 /**
@@ -126,6 +123,12 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
       ),
   );
 
+  addJobsCommands(program, {
+    output,
+    withStore,
+    requestedBy: () => context.requestedBy ?? requestedBy(),
+  });
+
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return result;
@@ -142,7 +145,9 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
 
 function cliProgram(output: CliOutput): Command {
   return new Command('leaderlease')
-    .description('Operator tool for @leaderlease/nestjs: inspect elections and request handovers.')
+    .description(
+      'Operator tool for @leaderlease/nestjs: inspect elections, request handovers, control leader-only jobs.',
+    )
     .exitOverride()
     .configureOutput({
       writeOut: (text) => output.out(text.replace(/\n$/, '')),
@@ -150,19 +155,6 @@ function cliProgram(output: CliOutput): Command {
     })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', `\n${cliMessages.environment(ENV.store, ENV.connection)}\n\n${cliMessages.exitCodes}`);
-}
-
-function addCommonOptions(command: Command): Command {
-  return command
-    .addOption(new Option('--store <kind>', `the store (default: $${ENV.store})`).choices(STORE_KINDS))
-    .option('--connection <value>', `the connection (default: $${ENV.connection}); visible in the process list`)
-    .option('--container <name>', 'azure: the container of the lease blobs')
-    .option('--table <name>', 'postgres, mysql: the lease table')
-    .option('--schema <name>', 'postgres: the schema of the table')
-    .option('--prefix <prefix>', 'azure: blob name prefix; redis, etcd: key prefix')
-    .option('--timeout-ms <ms>', 'bound of each store call', integer('--timeout-ms', 100, 600_000), 10_000)
-    .option('--json', 'print JSON instead of text')
-    .addHelpText('after', `\n${cliMessages.exitCodes}`);
 }
 
 function storeConfig(options: CommonOptions, env: CliContext['env']): { config: StoreConfig; source: string } {
@@ -188,46 +180,4 @@ function connectionArgument(argv: readonly string[]): string | undefined {
     if (argv[i].startsWith('--connection=')) return argv[i].slice('--connection='.length);
   }
   return undefined;
-}
-
-function requestedBy(): string {
-  let user: string;
-  try {
-    user = userInfo().username;
-  } catch {
-    // No passwd entry (a container running under an arbitrary uid).
-    user = process.env.USER ?? process.env.USERNAME ?? 'unknown';
-  }
-  return `cli:${user}@${hostname()}`;
-}
-
-function integer(option: string, min: number, max: number): (value: string) => number {
-  return (value) => {
-    const parsed = Number(value);
-    if (!/^\d+$/.test(value.trim()) || parsed < min || parsed > max) {
-      throw new InvalidArgumentError(cliMessages.badInteger(option, min, max));
-    }
-    return parsed;
-  };
-}
-
-function text(option: string, max: number): (value: string) => string {
-  return (value) => {
-    if (value.trim() === '' || value.length > max) throw new InvalidArgumentError(cliMessages.badText(option, max));
-    return value;
-  };
-}
-
-function election(value: string): string {
-  if (!ELECTION_PATTERN.test(value)) throw new InvalidArgumentError(cliMessages.badElection(value));
-  return value;
-}
-
-function collectElections(value: string, previous: string[]): string[] {
-  const names = value
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  if (names.length === 0) throw new InvalidArgumentError(cliMessages.badElection(value));
-  return [...previous, ...names.map(election)];
 }

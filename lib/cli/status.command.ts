@@ -1,4 +1,5 @@
 import { ELECTION_PATTERN } from '../election/elector-options.js';
+import { priorityOf } from '../election/priority.js';
 import { TransientLeaseStoreError } from '../shared/errors.js';
 import type { HandoverRequest, LeaseInfo, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import { callOptions, formatDuration, pause } from './call-options.js';
@@ -41,6 +42,8 @@ export interface ElectionStatus {
   advertise: string | null;
   /** How many elections the holder leads (`meta.leaderships`). */
   leaderships: number | null;
+  /** The holder's priority (`meta.priority`; 0 when it publishes none); null while free. */
+  priority: number | null;
   /** The holder's whole meta, unknown fields included. */
   meta: LeaseMeta | null;
   /** While free: the identity a directed handover reserved the lease for. */
@@ -124,6 +127,7 @@ function electionStatus(
     term: info.term,
     advertise: info.meta?.advertise ?? null,
     leaderships: info.meta?.leaderships ?? null,
+    priority: info.held ? priorityOf(info.meta) : null,
     meta: info.meta ?? null,
     reservedFor: info.held ? null : (info.reservedFor ?? null),
     ...(typeof expiresInMs === 'number' ? { expiresInMs } : {}),
@@ -157,6 +161,8 @@ function printStatus(document: StatusDocument, options: StatusOptions, output: C
 
 function statusTable(document: StatusDocument): string {
   const withExpiry = document.elections.some((row) => row.expiresInMs !== undefined);
+  // Only when a holder publishes a priority: a cluster that uses none sees the table as before.
+  const withPriority = document.elections.some((row) => row.meta?.priority !== undefined);
   const header = [
     'ELECTION',
     'STATE',
@@ -164,6 +170,7 @@ function statusTable(document: StatusDocument): string {
     'TERM',
     'ADVERTISE',
     'LEADS',
+    ...(withPriority ? ['PRIORITY'] : []),
     ...(withExpiry ? ['EXPIRES IN'] : []),
     'HANDOVER',
   ];
@@ -174,6 +181,7 @@ function statusTable(document: StatusDocument): string {
     String(row.term),
     row.advertise ?? '-',
     row.leaderships === null ? '-' : String(row.leaderships),
+    ...(withPriority ? [row.priority === null ? '-' : String(row.priority)] : []),
     ...(withExpiry ? [row.expiresInMs === undefined ? '-' : formatDuration(row.expiresInMs)] : []),
     document.handoverSupported ? handoverText(row.handover) : 'n/a (store lacks readHandover)',
   ]);

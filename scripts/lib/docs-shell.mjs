@@ -120,7 +120,14 @@ export function createShellChecker(root) {
     let flags = flagsOf(top.output);
     if (command !== undefined && command !== 'help') {
       if (!commandsOf(top.output).has(command)) return [`${at}: leaderlease has no command "${command}"`];
-      flags = new Set([...flags, ...flagsOf(cli([command, '--help']).output)]);
+      const help = cli([command, '--help']).output;
+      flags = new Set([...flags, ...flagsOf(help)]);
+      // A command with subcommands (`jobs pause`): the subcommand must exist, and its flags count too.
+      const sub = texts[1];
+      if (commandsOf(help).size > 0 && sub !== undefined && /^[a-z]/.test(sub)) {
+        if (!commandsOf(help).has(sub)) return [`${at}: leaderlease ${command} has no command "${sub}"`];
+        flags = new Set([...flags, ...flagsOf(cli([command, sub, '--help']).output)]);
+      }
     }
     for (const word of args) {
       if (word.quoted) continue;

@@ -112,6 +112,7 @@ describe('CLI status', () => {
           term: 1,
           advertise: 'http://a',
           leaderships: 1,
+          priority: 0,
           meta: { advertise: 'http://a', leaderships: 1, pinned: true },
           reservedFor: null,
           handover: {
@@ -132,6 +133,7 @@ describe('CLI status', () => {
           term: 0,
           advertise: null,
           leaderships: null,
+          priority: null,
           meta: null,
           reservedFor: null,
           handover: null,

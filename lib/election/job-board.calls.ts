@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { throwIfAborted } from '../shared/abort.js';
+import { FatalLeaseStoreError, TransientLeaseStoreError } from '../shared/errors.js';
+import { type RecordCapableStore, supportsRecords } from '../stores/lease-store.capabilities.js';
+import type { LeaseStore } from '../stores/lease-store.js';
+import { electionMessages } from './election.messages.js';
+import {
+  checkJobBoardSize,
+  checkJobName,
+  decodeJobBoard,
+  JOB_BOARD_KEY,
+  type JobBoard,
+  pauseJob,
+  queueRunNow,
+  type RunNowCommand,
+  resumeJob,
+  takeRunNow,
+} from './job-board.js';
+
+const messages = electionMessages.jobs;
+
+/**
+ * The job board's store calls: any replica and the CLI read it and write commands with a
+ * compare-and-set loop on the shared record, so concurrent writers never lose each other's
+ * commands; the leader claims run-now commands through the same loop.
+ */
+
+/**
+ * Attempts of one change before giving up: each failed attempt means another writer changed the
+ * board between our read and our write, so this many in a row means a storm, not bad luck.
+ */
+export const JOB_BOARD_MAX_ATTEMPTS = 10;
+/** Upper bound of the random pause between attempts (doubling from 5 ms), so racing writers spread out. */
+const MAX_BACKOFF_MS = 200;
+
+/** The store, if it keeps shared records; otherwise a FatalLeaseStoreError naming it. */
+export function recordStore(store: LeaseStore): RecordCapableStore {
+  if (!supportsRecords(store)) throw new FatalLeaseStoreError(messages.recordsUnsupported(store.name));
+  return store;
+}
+
+/** The board of `election` and its record version (null: nobody wrote one, the board is empty). */
+export async function readJobBoard(
+  store: LeaseStore,
+  election: string,
+  signal: AbortSignal,
+): Promise<{ board: JobBoard; version: string | null }> {
+  const record = await recordStore(store).readRecord(election, JOB_BOARD_KEY, { signal });
+  if (record === undefined) return { board: decodeJobBoard(election, undefined), version: null };
+  return { board: decodeJobBoard(election, record.value), version: record.version };
+}
+
+/**
+ * Reads the board, applies `change`, and writes its result only over the version read; when another
+ * writer came first, reads again and re-applies, at most {@link JOB_BOARD_MAX_ATTEMPTS} times, and
+ * never past `signal` (a TransientLeaseStoreError either way). `change` may thus run more than once:
+ * keep it pure. Its `board: undefined` means no change (nothing written). Resolves with the board
+ * as it now stands and the `result` of the attempt that counted.
+ */
+export async function changeJobBoard<T>(
+  store: LeaseStore,
+  election: string,
+  change: (board: JobBoard) => { board: JobBoard | undefined; result: T },
+  signal: AbortSignal,
+): Promise<{ board: JobBoard; result: T }> {
+  const records = recordStore(store);
+  for (let attempt = 1; ; attempt += 1) {
+    const { board, version } = await readJobBoard(records, election, signal);
+    const { board: next, result } = change(board);
+    if (next === undefined) return { board, result };
+    checkJobBoardSize(election, next);
+    if (await records.writeRecord(election, JOB_BOARD_KEY, next, { signal, ifVersion: version })) {
+      return { board: next, result };
+    }
+    if (attempt >= JOB_BOARD_MAX_ATTEMPTS) {
+      throw new TransientLeaseStoreError(messages.boardContended(election, attempt));
+    }
+    await backOff(attempt, signal);
+  }
+}
+
+/** {@link changeJobBoard} for a change without a result: `mutate` returns the new board, or undefined for no change. */
+export async function updateJobBoard(
+  store: LeaseStore,
+  election: string,
+  mutate: (board: JobBoard) => JobBoard | undefined,
+  signal: AbortSignal,
+): Promise<JobBoard> {
+  const { board } = await changeJobBoard(
+    store,
+    election,
+    (current) => ({ board: mutate(current), result: undefined }),
+    signal,
+  );
+  return board;
+}
+
+/** Who asks, and when (epoch ms; default now). */
+export interface JobCommandOrigin {
+  by: string;
+  at?: number;
+}
+
+/** Records a pause of `job` (kept until resumed, across failovers and restarts). Resolves once recorded. */
+export async function pauseJobCommand(
+  store: LeaseStore,
+  election: string,
+  command: JobCommandOrigin & { job: string; reason?: string },
+  signal: AbortSignal,
+): Promise<JobBoard> {
+  const job = checkJobName(command.job);
+  const pause = {
+    ...(command.reason === undefined ? {} : { reason: command.reason }),
+    by: command.by,
+    at: command.at ?? Date.now(),
+  };
+  return updateJobBoard(store, election, (board) => pauseJob(board, job, pause), signal);
+}
+
+/** Removes the pause of `job`, if any. Resolves once recorded (or at once when it was not paused). */
+export async function resumeJobCommand(
+  store: LeaseStore,
+  election: string,
+  command: JobCommandOrigin & { job: string },
+  signal: AbortSignal,
+): Promise<JobBoard> {
+  const job = checkJobName(command.job);
+  const resume = { by: command.by, at: command.at ?? Date.now() };
+  return updateJobBoard(store, election, (board) => resumeJob(board, job, resume), signal);
+}
+
+/**
+ * Queues "run `job` once, now" for the leader and resolves with the recorded command (its `id` is
+ * the `commandId` of the run it causes). Rejects with a RangeError when the queue is full.
+ */
+export async function runNowCommand(
+  store: LeaseStore,
+  election: string,
+  command: JobCommandOrigin & { job: string; id?: string },
+  signal: AbortSignal,
+): Promise<RunNowCommand> {
+  const queued: RunNowCommand = {
+    id: command.id ?? randomUUID(),
+    job: checkJobName(command.job),
+    by: command.by,
+    at: command.at ?? Date.now(),
+  };
+  await updateJobBoard(store, election, (board) => queueRunNow(board, queued), signal);
+  return queued;
+}
+
+/**
+ * The leader's claim of the run-now commands `accept` takes (normally: of jobs it runs): removed
+ * from the board by compare-and-set before they run, so each runs at most once even when two
+ * leaders' terms overlap in time or a leader dies after claiming (then it does not run at all).
+ * Resolves with the claimed commands, oldest first (empty: nothing to do, nothing written).
+ */
+export async function claimRunNowCommands(
+  store: LeaseStore,
+  election: string,
+  accept: (command: RunNowCommand) => boolean,
+  signal: AbortSignal,
+): Promise<RunNowCommand[]> {
+  const { result } = await changeJobBoard(
+    store,
+    election,
+    (board) => {
+      const { board: next, claimed } = takeRunNow(board, accept);
+      return { board: next, result: claimed };
+    },
+    signal,
+  );
+  return result;
+}
+
+async function backOff(attempt: number, signal: AbortSignal): Promise<void> {
+  const ceiling = Math.min(MAX_BACKOFF_MS, 5 * 2 ** (attempt - 1));
+  // The global timer (ref'd: a CLI command waits for it), not node:timers/promises: that one is
+  // replaced by no fake clock (Jest's, the simulation's), so the pause escaped their time.
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.floor(Math.random() * ceiling));
+    signal.addEventListener('abort', done, { once: true });
+  });
+  throwIfAborted(signal);
+}
