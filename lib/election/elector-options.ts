@@ -2,6 +2,7 @@ import type { Clock } from '../shared/clock.js';
 import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
+import { checkPriorityOption } from './priority.js';
 
 /**
  * The four timings of an election, all in milliseconds. Validated together: `renewDeadlineMs` must
@@ -63,6 +64,7 @@ export function resolveElectorOptions(
     election?: string;
     identity?: string;
     advertise?: string;
+    priority?: number;
     handoverHoldMs?: number;
     activeFollowers?: number;
     standbyPollMs?: number;
@@ -83,6 +85,7 @@ export function resolveElectorOptions(
     throw new TypeError(messages.invalidElection(election));
   }
   checkIdentityOptions(identity, advertise);
+  checkPriorityOption(options.priority);
   checkClockOption(options.clock);
   checkProductionStore(store);
   if (!Number.isInteger(handoverHoldMs) || handoverHoldMs < 0 || handoverHoldMs > 86_400_000) {

@@ -37,6 +37,15 @@ export interface ElectorOptions extends Partial<ElectorTimings> {
    * leads, so followers, `status()` and the CLI can point clients at the leader. 1-1024 characters.
    */
   advertise?: string;
+  /**
+   * Preferred leader: this replica's priority, published with its lease while it leads (a safe
+   * integer; default 0). In a `LeaderElectionModule`, a healthy follower whose priority is strictly
+   * higher than the leader's asks it for the lease (a handover request, reason `priority`); the
+   * leader honours it unless a directed handover pinned the election (`handoverHoldMs`). Equal
+   * priorities never move leadership. A bare `Elector` publishes its priority and honours such
+   * requests, but does not ask by itself.
+   */
+  priority?: number;
   /** How a leader honours a handover request of its election (drain first); see {@link HandoverHooks}. */
   handover?: HandoverHooks;
   /**
@@ -132,6 +141,13 @@ export interface ElectorStatus {
   leaderAdvertise: string | null;
   /** The leader's term as last observed (ours while we lead); null when no leader is known. */
   leaderTerm: number | null;
+  /** This replica's `priority` option (0 by default). */
+  priority: number;
+  /**
+   * The leader's priority as stored with its lease (ours while we lead; 0 for a leader that
+   * publishes none); null when no leader is known.
+   */
+  leaderPriority: number | null;
 }
 
 /**

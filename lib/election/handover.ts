@@ -5,12 +5,18 @@ import { isStorableText, isValidIdentity } from '../shared/identity.js';
 import { sharedMessages } from '../shared/messages.js';
 import { supportsHandover } from '../stores/lease-store.capabilities.js';
 import type { HandoverRequest } from '../stores/lease-store.js';
-import { recordHandoverRequest } from '../stores/lease-store.spread-rule.js';
+import {
+  isReplicaRequest,
+  PRIORITY_REASON,
+  recordHandoverRequest,
+  SPREAD_REASON,
+} from '../stores/lease-store.spread-rule.js';
 import type { BoundedElectorCalls } from './bounded-calls.js';
 import { electionMessages } from './election.messages.js';
 import type { HandoverRequestOptions } from './elector.types.js';
 import { handoverReserveMs } from './elector-options.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
+import { priorityDeclined } from './priority.js';
 import type { StandbySlots } from './standby.js';
 import type { Term } from './term.js';
 import type { TermListener } from './term-keeper.js';
@@ -67,7 +73,10 @@ export class HandoverDesk implements TermListener {
     this.pinnedUntil = 0;
   }
 
-  /** We won through a directed handover, recently: spread requests are declined, and our lease meta says so. */
+  /**
+   * We won through an operator's directed handover, recently: spread and priority requests are
+   * declined, and our lease meta says so.
+   */
   isPinned(): boolean {
     return this.d.clock.now() < this.pinnedUntil;
   }
@@ -79,8 +88,9 @@ export class HandoverDesk implements TermListener {
   /**
    * Records a handover request for the current leader's term (read from the store first, so a
    * request can never move a later leader). Resolves once the store has it; undefined when the
-   * named replica already leads, or when a spread request yielded to a pending request of another
-   * kind (nothing recorded). Rejects when nobody leads.
+   * named replica already leads, or when a replica's own request (spread, priority) yielded to an
+   * operator's pending request (nothing recorded). Rejects when nobody leads. A `priority` request
+   * carries our priority (`requesterPriority`).
    */
   async requestHandover(options: HandoverRequestOptions): Promise<HandoverRequest | undefined> {
     const { store, election, identity } = this.d;
@@ -115,13 +125,16 @@ export class HandoverDesk implements TermListener {
       requestedAt: this.d.clock.wallNow(),
       ...(to === undefined ? {} : { to }),
       ...(requesterLeaderships === undefined ? {} : { requesterLeaderships }),
+      ...(reason === PRIORITY_REASON ? { requesterPriority: this.d.meta.priority } : {}),
     };
-    // A spread request yields to a pending request of another kind (the store decides): not now.
+    // A replica's own request yields to an operator's pending request (the store decides): not now.
     const recorded = await this.calls.call('requestHandover', this.callTimeoutMs, (signal) =>
       recordHandoverRequest(store, request, { signal }),
     );
     if (!recorded) {
-      this.d.logger.debug?.(electionMessages.handoverSpreadYielded(election, request.term));
+      const yielded =
+        reason === PRIORITY_REASON ? electionMessages.handoverPriorityYielded : electionMessages.handoverSpreadYielded;
+      this.d.logger.debug?.(yielded(election, request.term));
       return undefined;
     }
     this.d.logger.log(electionMessages.handoverRecorded(election, request));
@@ -158,10 +171,11 @@ export class HandoverDesk implements TermListener {
     const { election, identity, logger } = this.d;
     if (this.honouring !== undefined || this.judged.has(request.id)) return;
     if (request.to === identity) {
-      // We lead because of it (the term right after the one it was for): a directed handover is
-      // respected for a while. Asked while we already led: nothing to do.
+      // We lead because of it (the term right after the one it was for): an operator's directed
+      // handover is respected for a while (a replica's own request pins nothing: a higher priority
+      // must still be able to follow). Asked while we already led: nothing to do.
       this.judged.add(request.id);
-      if (request.reason !== 'spread' && request.term + 1 === term.lease.term) {
+      if (!isReplicaRequest(request.reason) && request.term + 1 === term.lease.term) {
         this.pinnedUntil = this.d.clock.now() + this.d.handoverHoldMs;
       }
       return;
@@ -169,18 +183,12 @@ export class HandoverDesk implements TermListener {
     // For an earlier term (leadership has moved since) or a later one (we are stale): not ours.
     if (request.term !== term.lease.term) return;
     this.judged.add(request.id);
-    if (request.reason === 'spread') {
-      const why = this.isPinned()
-        ? electionMessages.handoverPinned(this.d.handoverHoldMs)
-        : (this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2
-          ? electionMessages.handoverNotAhead(this.leaderships ?? 0, request.requesterLeaderships ?? 0)
-          : undefined;
-      if (why !== undefined) {
-        logger.log(electionMessages.handoverDeclined(election, request.id, why));
-        this.publish('declined', request, why);
-        void this.clearRequest(request);
-        return;
-      }
+    const why = this.declined(request);
+    if (why !== undefined) {
+      logger.log(electionMessages.handoverDeclined(election, request.id, why));
+      this.publish('declined', request, why);
+      void this.clearRequest(request);
+      return;
     }
     this.honouring = request.id;
     logger.log(electionMessages.handoverHonouring(election, identity, request));
@@ -188,6 +196,20 @@ export class HandoverDesk implements TermListener {
     void this.honour(term, request).finally(() => {
       this.honouring = undefined;
     });
+  }
+
+  /** Why a replica's own request (spread, priority) is declined now; undefined: honour it (an operator's always). */
+  private declined(request: HandoverRequest): string | undefined {
+    const { handoverHoldMs } = this.d;
+    if (request.reason === PRIORITY_REASON) {
+      const holder = { ours: this.d.meta.priority, pinned: this.isPinned(), holdMs: handoverHoldMs };
+      return priorityDeclined({ ...holder, leaderships: this.leaderships }, request);
+    }
+    if (request.reason !== SPREAD_REASON) return undefined;
+    if (this.isPinned()) return electionMessages.handoverPinned(handoverHoldMs);
+    const mine = this.leaderships ?? 0;
+    const theirs = request.requesterLeaderships ?? 0;
+    return mine < theirs + 2 ? electionMessages.handoverNotAhead(mine, theirs) : undefined;
   }
 
   private async honour(term: Term, request: HandoverRequest): Promise<void> {

@@ -1,4 +1,5 @@
 import { checkClockOption, checkIdentityOptions } from '../election/elector-options.js';
+import { checkPriorityOption } from '../election/priority.js';
 import type {
   LeaderElectionModuleOptions,
   LeaderOnlyGuardOptions,
@@ -22,6 +23,7 @@ export function resolveModuleOptions(options: LeaderElectionModuleOptions): Reso
   }
   // Checked here too (each elector checks again): the testing kit builds no Elector.
   checkIdentityOptions(options.identity, options.advertise);
+  checkPriorityOption(options.priority);
   // Before any runtime takes it: stuck work, spread and metrics use it besides the electors.
   checkClockOption(options.clock);
   const { shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS, closeStoreOnShutdown = true } = options;

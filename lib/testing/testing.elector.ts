@@ -152,6 +152,8 @@ export class TestingElector implements LeaderElector {
       lastError: null,
       leaderAdvertise: null,
       leaderTerm: this.term ?? null,
+      priority: 0,
+      leaderPriority: this.leaderId === undefined ? null : 0,
     };
   }
 

@@ -134,6 +134,8 @@ describe('TestingElector emits what the real Elector emits', () => {
         lastError: null,
         leaderAdvertise: null,
         leaderTerm: null,
+        priority: 0,
+        leaderPriority: null,
       });
       await elector.stop();
       expect(elector.health()).toEqual({ healthy: false, reason: messages.notRunning('stopped') });
