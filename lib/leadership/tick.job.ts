@@ -9,6 +9,8 @@ export interface TickJob {
   /** `Class.method`, for messages. */
   label: string;
   cron: CronMetadata;
+  /** With `missed: 'catch-up'`: how old a missed tick may be and still run; unset: CATCH_UP_WINDOW_MS. */
+  catchUpWindowMs?: number;
 }
 
 /** The job name of a once-per-tick method: the @Cron `name` option, else `Class.method`. */

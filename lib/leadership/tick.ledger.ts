@@ -1,36 +1,40 @@
-import type { Clock } from '../shared/clock.js';
-import { FatalLeaseStoreError, LeaseLostError } from '../shared/errors.js';
 import type { LeaderStateEntry } from '../stores/lease-store.js';
 import { CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
 import { LostTicksReport, type TickLedgerEvents } from './lost-ticks.report.js';
 import { type TickJob, tickKey } from './tick.job.js';
+import { TickRecordMemo } from './tick-record.memo.js';
+import {
+  PLAIN_TIMERS,
+  pauseUnlessAborted,
+  RETRY_PAUSE_MS,
+  type RetryTimers,
+  retryable,
+  TICK_RECORD_RETRY_MS,
+} from './tick-record.retry.js';
+
+export { type RetryTimers, TICK_RECORD_RETRY_MS } from './tick-record.retry.js';
 
 /**
- * How far back a new leader looks for a missed tick (`missed: 'catch-up'`): the most recent fire
- * time, if due at most this long ago. A day covers a daily job whose leader died at its hour; a
- * longer outage (the whole app down for days) is not a failover, and replaying it is the app's call.
+ * How far back a new leader looks for a missed tick (`missed: 'catch-up'`) unless the job sets
+ * `catchUpWindowMs`: the most recent fire time, if due at most this long ago. A day covers a daily
+ * job whose leader died at its hour; a longer outage (the whole app down for days) is not a
+ * failover, and replaying it is the app's call.
  */
 export const CATCH_UP_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Fire times are whole seconds: a shorter window is a unit mistake, not a policy. */
+export const MIN_CATCH_UP_WINDOW_MS = 1_000;
+/** 366 days: enough to catch up a yearly cron's tick, whose ticks are up to a leap year apart. */
+export const MAX_CATCH_UP_WINDOW_MS = 366 * 24 * 60 * 60 * 1000;
 
-/**
- * A transient store error while recording a tick is retried within the tick for at most this long
- * (and at most half the cron period, and never past the term): a blip must not drop a daily job,
- * but a run that starts seconds late is no longer "the 02:00 run" for most jobs.
- */
-export const TICK_RECORD_RETRY_MS = 2_000;
-/** First pause between attempts; doubled each time. */
-const RETRY_PAUSE_MS = 50;
-
-/** What times the retries of a record: a monotonic clock and its timers. */
-export type RetryTimers = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
-
-/** Without the module's clock: plain (ref'd) timers, bounded by the retry budget, as a drain's are. */
-const PLAIN_TIMERS: RetryTimers = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
-};
+/** A valid `catchUpWindowMs`: whole ms within [MIN_CATCH_UP_WINDOW_MS, MAX_CATCH_UP_WINDOW_MS]. */
+export function isCatchUpWindowMs(value: unknown): value is number {
+  return (
+    Number.isSafeInteger(value) &&
+    (value as number) >= MIN_CATCH_UP_WINDOW_MS &&
+    (value as number) <= MAX_CATCH_UP_WINDOW_MS
+  );
+}
 
 /**
  * A recorded fire time this far ahead of our clock was written by a leader whose clock runs ahead
@@ -42,7 +46,10 @@ export const TICK_AHEAD_WARN_MS = 2 * EARLY_TOLERANCE_MS;
 /** The election the ledger records runs in: an election handle (leader state, the current term). */
 export interface LeaderStateAccess {
   readState<T = unknown>(key?: string): Promise<LeaderStateEntry<T> | undefined>;
-  /** The ledger's own write path: `tick:` keys are refused by the public writeState. */
+  /**
+   * The ledger's own write path: `tick:` keys are refused by the public writeState, so the ledger,
+   * which keeps what it wrote in a term, is their only writer.
+   */
   writeTickRecord(value: number, key: string): Promise<void>;
   /** The term we lead, else undefined. */
   readonly term: number | undefined;
@@ -63,7 +70,8 @@ export interface TickLedgerLogger {
  * time (epoch ms) lives in leader state under `tick:<job>`, written with the leader's lease BEFORE
  * the work starts: a tick recorded by any leader is skipped by every other, and a stale leader's
  * record is refused by the store (then it skips too). At most once per tick, not exactly once: a
- * crash after the record drops that tick's work.
+ * crash after the record drops that tick's work. A tick costs one store write: the record is read
+ * once per term and kept ({@link TickRecordMemo}), again only after a write that failed.
  *
  * A job's record is found by its key alone (`tick:` + the @Cron name, else `Class.method`), so two
  * jobs of one election must not share a key: {@link register} refuses the second. Schedules are
@@ -76,6 +84,8 @@ export class TickLedger {
   private readonly registered = new Map<string, { job: TickJob; owner: string }>();
   /** Per job, the claim in progress: one read-compare-write at a time within this process. */
   private readonly claims = new Map<string, Promise<unknown>>();
+  /** What each record holds in the current term: read once, then kept (a tick writes, never reads). */
+  private readonly memo = new TickRecordMemo();
   /** Per job, the term in which we last warned of a record ahead of our clock (once per term). */
   private readonly warnedAhead = new Map<string, number | undefined>();
 
@@ -113,15 +123,16 @@ export class TickLedger {
   }
 
   /**
-   * On election: runs the most recent tick no leader ran, once, if due within CATCH_UP_WINDOW_MS.
-   * A job never recorded is left alone (a first deployment has missed nothing). Older missed
-   * ticks stay skipped. Resolves after the run (false: nothing to catch up).
+   * On election: runs the most recent tick no leader ran, once, if due within the job's
+   * `catchUpWindowMs` (default CATCH_UP_WINDOW_MS). A job never recorded is left alone (a first
+   * deployment has missed nothing). Older missed ticks stay skipped, and so does the most recent
+   * one when it is older than the window. Resolves after the run (false: nothing to catch up).
    */
   async catchUp(job: TickJob, call: () => unknown): Promise<boolean> {
     const schedule = await this.schedule(job);
     const now = this.now();
     const fireTime = schedule.latestAtOrBefore(now);
-    if (now - fireTime > CATCH_UP_WINDOW_MS) return false;
+    if (now - fireTime > (job.catchUpWindowMs ?? CATCH_UP_WINDOW_MS)) return false;
     if (!(await this.claim(job, schedule, fireTime, true))) return false;
     this.logger.log(messages.tickCatchUp(job.job, new Date(fireTime).toISOString()));
     await call();
@@ -159,8 +170,9 @@ export class TickLedger {
   }
 
   /**
-   * One read-compare-write, retried on a transient error within TICK_RECORD_RETRY_MS (at most half
+   * One compare-and-write, retried on a transient error within TICK_RECORD_RETRY_MS (at most half
    * the period) while the term lasts. A lost lease, a fatal error or a bad value is not retried.
+   * The compare reads the record only at the job's first claim in a term and after a failed write.
    */
   private async record(
     job: TickJob,
@@ -185,22 +197,33 @@ export class TickLedger {
     for (;;) {
       let writing = false;
       try {
-        const entry = await this.state.readState<number>(key);
-        // The read may have hung past the term (the same replica may lead again by now): not ours to run.
-        if (this.state.term !== term || signal.aborted) return this.skipStale(job, fireIso);
-        const recorded = entry?.value;
-        // A write of ours whose reply was lost (the attempt before failed): the record is ours.
-        if (outcomeUnknown && recorded === fireTime && entry?.term === term && term !== undefined) return true;
+        // Known in this term (read once, then what we wrote): a tick costs no read.
+        const known = this.memo.get(key, signal);
+        let recorded = known.found ? known.value : undefined;
+        if (!known.found) {
+          const entry = await this.state.readState<number>(key);
+          // The read may have hung past the term (the same replica may lead again by now): not ours to run.
+          if (this.state.term !== term || signal.aborted) return this.skipStale(job, fireIso);
+          recorded = entry?.value;
+          this.memo.set(key, signal, recorded);
+          // A write of ours whose reply was lost (the attempt before failed): the record is ours.
+          if (outcomeUnknown && recorded === fireTime && entry?.term === term && term !== undefined) return true;
+        }
         if (onlyIfRecordedBefore && typeof recorded !== 'number') return false;
         if (typeof recorded === 'number' && recorded >= fireTime) {
           this.warnIfAhead(job, recorded, term);
           this.logger.debug(messages.tickSkippedRecorded(job.job, fireIso));
           return false;
         }
-        // Fenced by the store: refused once our lease is not the current one.
+        // Fenced by the store: refused once our lease is not the current one. Until it answers, the
+        // record is unknown: a write that fails may have landed all the same.
         writing = true;
+        this.memo.forget(key);
         await this.state.writeTickRecord(fireTime, key);
+        this.memo.set(key, signal, fireTime);
         if (typeof recorded === 'number') this.lost.note(job, schedule, recorded, fireTime);
+        // Its answer came after the term ended: recorded, but no longer ours to run (a dropped tick).
+        if (this.state.term !== term || signal.aborted) return this.skipStale(job, fireIso);
         return true;
       } catch (error) {
         const reason = (error as Error)?.message ?? String(error);
@@ -240,30 +263,4 @@ export class TickLedger {
       ),
     );
   }
-}
-
-/** Worth another attempt within the tick: not a lost lease, a fatal store error or a bad argument. */
-function retryable(error: unknown): boolean {
-  return !(
-    error instanceof LeaseLostError ||
-    error instanceof FatalLeaseStoreError ||
-    error instanceof TypeError ||
-    error instanceof RangeError
-  );
-}
-
-/** Resolves true after `ms`, false at once when `signal` aborts first. */
-function pauseUnlessAborted(timers: RetryTimers, ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      timers.clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = timers.setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

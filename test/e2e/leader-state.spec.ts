@@ -124,6 +124,56 @@ describe('leader state and once-per-tick (Nest apps)', () => {
     expect(runs).toHaveLength(1);
   });
 
+  it('catchUpWindowMs bounds the catch-up per job: the missed tick runs where it is inside the window only', async () => {
+    // A daily tick due 10 min ago, missed by both jobs (their last run was the day before); the next
+    // one is ~24 h away, so no timer of the test's fires. Windows of 30 min (inside) and 5 min (outside).
+    const tickAt = Math.floor((Date.now() - 10 * 60_000) / 1000) * 1000;
+    const at = new Date(tickAt);
+    const cronTime = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+    @Injectable()
+    class DailyWindows {
+      @Cron(cronTime, { name: 'daily-wide', timeZone: 'UTC' })
+      @LeaderOnly({ once: 'per-tick', missed: 'catch-up', catchUpWindowMs: 30 * 60_000 })
+      async wide(): Promise<void> {
+        runs.push({ app: 'windows', job: 'wide', at: Date.now() });
+      }
+
+      @LeaderOnly({ once: 'per-tick', missed: 'catch-up', catchUpWindowMs: 5 * 60_000 })
+      @Cron(cronTime, { name: 'daily-narrow', timeZone: 'UTC' })
+      async narrow(): Promise<void> {
+        runs.push({ app: 'windows', job: 'narrow', at: Date.now() });
+      }
+    }
+    // Both records say the day before, written by an earlier leader before this app starts: its
+    // first term's catch-up finds them (written during that term, they would race its claim).
+    const store = new InMemoryLeaseStore();
+    const signal = () => AbortSignal.timeout(1_000);
+    const seed = await store.acquire({
+      election: 'e2e',
+      identity: 'earlier',
+      leaseDurationMs: 1_000,
+      signal: signal(),
+    });
+    if (!seed.acquired) throw new Error('the seed lease was not acquired');
+    for (const key of ['tick:daily-wide', 'tick:daily-narrow']) {
+      await store.writeState(seed.lease, tickAt - 86_400_000, { key, signal: signal() });
+    }
+    await store.release(seed.lease, { signal: signal() });
+    const logger = new CaptureLogger();
+    const app = await createApp({ election: { store, identity: 'solo' }, providers: [DailyWindows], logger });
+    apps.push(app);
+    const election = electionOf(app);
+    await waitFor('leadership', () => election.isLeader(), 5_000);
+    await waitFor('the catch-up run', () => runs.length >= 1, 2_000);
+    await sleep(300);
+    expect(runs.map((run) => run.job)).toEqual(['wide']);
+    expect((await election.readState('tick:daily-wide'))?.value).toBe(tickAt);
+    expect((await election.readState('tick:daily-narrow'))?.value).toBe(tickAt - 86_400_000);
+    expect(logger.matching('log', /catching up tick/)).toEqual([
+      expect.stringContaining(`daily-wide: catching up tick ${at.toISOString()}`),
+    ]);
+  });
+
   it("the `tick:` keys are the ledger's: writeState refuses them (service, handle) with a TypeError, before the store", async () => {
     const store = new InMemoryLeaseStore();
     const app = await createApp({ election: { store, identity: 'a' } });

@@ -4,29 +4,10 @@
 
 import { TICKS_LOST_WARN_INTERVAL_MS } from '../../lib/leadership/lost-ticks.report.js';
 import { type TickJob, tickKey } from '../../lib/leadership/tick.job.js';
-import { type LeaderStateAccess, TickLedger } from '../../lib/leadership/tick.ledger.js';
-import { LeaseLostError } from '../../lib/shared/errors.js';
-import type { LeaderStateEntry } from '../../lib/stores/lease-store.js';
+import { TickLedger } from '../../lib/leadership/tick.ledger.js';
+import { leaderState } from './tick-ledger-state.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0);
-
-/** One replica's view of one election's leader state: it leads term 1, writes land. */
-function leaderState(): LeaderStateAccess & { entries: Map<string, LeaderStateEntry<unknown>> } {
-  const entries = new Map<string, LeaderStateEntry<unknown>>();
-  return {
-    entries,
-    term: 1,
-    signal: new AbortController().signal,
-    election: 'jobs',
-    async readState<T>(key = 'state') {
-      return entries.get(key) as LeaderStateEntry<T> | undefined;
-    },
-    async writeTickRecord(value: number, key: string) {
-      if (!key.startsWith('tick:')) throw new LeaseLostError('not a tick key');
-      entries.set(key, { value, term: 1 });
-    },
-  };
-}
 
 /** Log lines by level. */
 function capture() {
@@ -41,7 +22,7 @@ function job(label: string, cronTime: string, name?: string): TickJob {
 
 describe('TickLedger job keys', () => {
   it('register refuses a second job with the same key in one ledger, naming both owners and the fix', () => {
-    const ledger = new TickLedger(leaderState(), capture());
+    const ledger = new TickLedger(leaderState('jobs'), capture());
     const first = job('Jobs.run', '* * * * * *');
     ledger.register(first, 'Jobs.run (provider Jobs in BillingModule)');
     ledger.register(first, 'Jobs.run (provider Jobs in BillingModule)'); // the same job again: fine
@@ -54,7 +35,7 @@ describe('TickLedger job keys', () => {
   });
 
   it('schedules are cached per job object, never by name: each job computes its own fire times', async () => {
-    const state = leaderState();
+    const state = leaderState('jobs');
     const clock = { now: T0 + 1_000 + 5 }; // an odd second: the every-other-second job's tick is T0
     const ledger = new TickLedger(state, capture(), () => clock.now);
     const ran: number[] = [];
@@ -72,7 +53,7 @@ describe('TickLedger job keys', () => {
 
 describe('TickLedger lost ticks', () => {
   it('a run more than ¾ of a 1 s period late counts as the next tick: the late tick is reported lost, at warn', async () => {
-    const state = leaderState();
+    const state = leaderState('jobs');
     const logger = capture();
     const clock = { now: T0 + 3 };
     const lost: number[] = [];
@@ -94,7 +75,7 @@ describe('TickLedger lost ticks', () => {
   });
 
   it('warns at most once per interval per job; the losses in between are counted into the next warning', async () => {
-    const state = leaderState();
+    const state = leaderState('jobs');
     const logger = capture();
     const clock = { now: T0 + 3 };
     let lostTotal = 0;
@@ -130,7 +111,7 @@ describe('TickLedger lost ticks', () => {
   });
 
   it('no loss is reported for a first run, consecutive ticks, or a tick found recorded', async () => {
-    const state = leaderState();
+    const state = leaderState('jobs');
     const logger = capture();
     const clock = { now: T0 + 3 };
     const ledger = new TickLedger(state, logger, () => clock.now, {

@@ -170,10 +170,16 @@ describe('TickLedger', () => {
     };
     const state = shared.replica('a');
     const read = state.readState.bind(state);
+    const write = state.writeTickRecord.bind(state);
     let hanging: Promise<void> | undefined;
+    // Every call hangs: the term's first claim reads, the later ones only write.
     state.readState = async <T>(key?: string) => {
       await hanging;
       return read<T>(key);
+    };
+    state.writeTickRecord = async (value: number, key: string) => {
+      await hanging;
+      return write(value, key);
     };
     const ledger = new TickLedger(state, quiet, () => clock.now, undefined, timers);
     const elect = () => {
@@ -192,7 +198,8 @@ describe('TickLedger', () => {
       await new Promise((resolve) => setImmediate(resolve));
     };
 
-    // 1. The term ends while the store hangs; the same replica leads again when it answers.
+    // 1. The term ends while the store hangs (on the term's first read); the same replica leads
+    // again when it answers.
     elect();
     hanging = gate();
     const queuedInTerm1: Promise<unknown>[] = [];
@@ -205,8 +212,8 @@ describe('TickLedger', () => {
     await tick(T0 + 3_002);
     expect(runs).toEqual([T0 + 3_000]);
 
-    // 2. Same term: the first call was in flight; those queued longer than the budget (half of
-    // the 1 s period) are stale.
+    // 2. Same term: the first call was in flight (its write: the record was read in this term
+    // already); those queued longer than the budget (half of the 1 s period) are stale.
     hanging = gate();
     const queued: Promise<unknown>[] = [];
     for (const at of [T0 + 4_002, T0 + 5_002, T0 + 6_002]) await queue(at, queued);
@@ -245,6 +252,7 @@ describe('TickLedger', () => {
     const weekly = job('0 0 2 * * 1', 'weekly'); // Mondays 02:00 UTC; T0 is a Monday 10:00
     expect(await a.ledger.catchUp(weekly, () => undefined)).toBe(false);
     shared.entries.set('tick:weekly', JSON.stringify({ value: T0 - 7 * 86_400_000 - 8 * 3_600_000, term: 1 }));
+    a.elect(); // the record is found in a later term (within a term, only the leader's ledger writes it)
     clock.now = T0 + 3 * 86_400_000; // Thursday: Monday 02:00 is more than a day ago
     expect(clock.now - Date.UTC(2026, 10, 23, 2)).toBeGreaterThan(CATCH_UP_WINDOW_MS);
     let ran = false;

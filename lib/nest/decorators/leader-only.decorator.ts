@@ -4,6 +4,7 @@ import { SCHEDULE_CRON_OPTIONS } from '../../leadership/cron-schedule.js';
 import { type LeaderOnlyBinding, leaderOnlySite } from '../../leadership/leader-only.runner.js';
 import type { LeaderOnlyTick } from '../../leadership/once-per-tick.runner.js';
 import { isStuckAfterMs, MAX_STUCK_AFTER_MS, type StuckAfter } from '../../leadership/stuck-work.detector.js';
+import { isCatchUpWindowMs, MAX_CATCH_UP_WINDOW_MS, MIN_CATCH_UP_WINDOW_MS } from '../../leadership/tick.ledger.js';
 import {
   LEADER_ELECTION_BINDING,
   LEADER_ONLY_METADATA,
@@ -49,7 +50,9 @@ import { nestMessages as messages } from '../nest.messages.js';
  *   store) before the method starts; a tick already recorded, or that cannot be recorded, is
  *   skipped. The method's calls then answer with a promise.
  * - `missed: 'skip' | 'catch-up'` (with `once: 'per-tick'`, default `'skip'`): with `'catch-up'`,
- *   a newly elected leader runs the most recent tick no leader ran, if it was due at most 24 h ago.
+ *   a newly elected leader runs the most recent tick no leader ran, once, if it was due at most
+ *   `catchUpWindowMs` ago.
+ * - `catchUpWindowMs` (with `missed: 'catch-up'`, default 24 h): whole ms from 1 s to 366 days.
  * - `stuckAfterMs: number | false`: this method's own stuck-work threshold instead of the module's
  *   `stuckAfterMs` (a number watches it even when the module's is off); `false`: never stuck.
  */
@@ -76,7 +79,12 @@ export function LeaderOnly(options?: string | LeaderOnlyOptions): MethodDecorato
       tick:
         resolved.once === 'per-tick'
           ? // Read at the call: @Cron may be applied after us, onto the wrapper.
-            { label, missed: resolved.missed, cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper) }
+            {
+              label,
+              missed: resolved.missed,
+              catchUpWindowMs: resolved.catchUpWindowMs,
+              cron: () => Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, wrapper),
+            }
           : undefined,
       isRoute: () => (routeness ??= Reflect.hasMetadata(PATH_METADATA, wrapper)),
     });
@@ -119,6 +127,12 @@ export interface LeaderOnlyOptions {
   /** With `once: 'per-tick'`: what a new leader does about the most recent tick no leader ran. Default `'skip'`. */
   missed?: 'skip' | 'catch-up';
   /**
+   * With `missed: 'catch-up'`: how long ago the most recent missed tick may have been due and still
+   * be caught up, in whole ms from 1,000 (1 s) to 31,622,400,000 (366 days). Default 24 h. Like
+   * Temporal's `catchupWindow`; an older tick is skipped, as Quartz's `DO_NOTHING` would.
+   */
+  catchUpWindowMs?: number;
+  /**
    * A call running longer than this (whole ms) is stuck, whatever the module's `stuckAfterMs`;
    * `false`: never stuck. Default: the module's `stuckAfterMs`.
    */
@@ -129,6 +143,8 @@ export interface ResolvedLeaderOnlyOptions {
   election?: string;
   once?: 'per-tick';
   missed: 'skip' | 'catch-up';
+  /** Unset: the ledger's default (24 h). */
+  catchUpWindowMs?: number;
   stuckAfterMs?: StuckAfter;
 }
 
@@ -142,7 +158,7 @@ export interface LeaderOnlyDeclaration {
   tick?: LeaderOnlyTick;
 }
 
-const OPTION_KEYS = ['election', 'once', 'missed', 'stuckAfterMs'] as const;
+const OPTION_KEYS = ['election', 'once', 'missed', 'catchUpWindowMs', 'stuckAfterMs'] as const;
 
 /** Checked when the decorator is applied, so a typo fails at import, naming the method. */
 function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOptions = {}): ResolvedLeaderOnlyOptions {
@@ -154,7 +170,7 @@ function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOpt
   for (const key of Object.keys(options)) {
     if (!(OPTION_KEYS as readonly string[]).includes(key)) throw fail(messages.optionUnknown(key, OPTION_KEYS));
   }
-  const { election, once, missed, stuckAfterMs } = options;
+  const { election, once, missed, catchUpWindowMs, stuckAfterMs } = options;
   if (election !== undefined && (typeof election !== 'string' || election === '')) {
     throw fail(messages.leaderOnlyBadValue('election', election, 'a non-empty string'));
   }
@@ -163,10 +179,15 @@ function resolveLeaderOnlyOptions(label: string, options: string | LeaderOnlyOpt
     throw fail(messages.leaderOnlyBadValue('missed', missed, "'skip' or 'catch-up'"));
   }
   if (missed !== undefined && once === undefined) throw fail(messages.leaderOnlyMissedWithoutOnce);
+  if (catchUpWindowMs !== undefined && !isCatchUpWindowMs(catchUpWindowMs)) {
+    throw fail(messages.catchUpWindowOption(catchUpWindowMs, MIN_CATCH_UP_WINDOW_MS, MAX_CATCH_UP_WINDOW_MS));
+  }
+  // Only a catch-up reads the window: set elsewhere it would be silently ignored.
+  if (catchUpWindowMs !== undefined && missed !== 'catch-up') throw fail(messages.catchUpWindowWithoutCatchUp);
   if (stuckAfterMs !== undefined && stuckAfterMs !== false && !isStuckAfterMs(stuckAfterMs)) {
     throw fail(messages.stuckAfterOption(stuckAfterMs, MAX_STUCK_AFTER_MS));
   }
-  return { election, once, missed: missed ?? 'skip', stuckAfterMs };
+  return { election, once, missed: missed ?? 'skip', catchUpWindowMs, stuckAfterMs };
 }
 
 /** @internal The binding of `instance`, or what it is already bound to. */
