@@ -28,6 +28,9 @@ export type {
   LeaderElectionStatus,
   LeadershipTerm,
 } from './leadership/election.handle.js';
+// Job control (issue 28): what `jobs()` and `jobHistory()` answer, their options, the unknown-name error.
+export type { JobCommandOptions, JobInfo, JobRun } from './leadership/jobs/job.types.js';
+export { UnknownJobError } from './leadership/jobs/unknown-job.error.js';
 export { currentLeadership, type LeadershipContext } from './leadership/leadership-context.js';
 export { LeaderOnly, type LeaderOnlyOptions } from './nest/decorators/leader-only.decorator.js';
 export {

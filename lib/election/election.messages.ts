@@ -104,9 +104,16 @@ export const electionMessages = {
   handoverAbandoned: (election: string, id: string, why: string) =>
     `leader election "${election}": handover request ${id} not completed: ${why}`,
   handoverPinned: (holdMs: number) =>
-    `a directed handover made this replica the leader; spread leaves it here for ${holdMs} ms`,
+    `a directed handover made this replica the leader; spread and priority leave it here for ${holdMs} ms`,
   handoverNotAhead: (mine: number, theirs: number) =>
     `spread: this replica leads ${mine} election(s), the requester ${theirs}; a move pays off only from a difference of 2`,
+  // The preferred leader (issue 28): the `priority` option.
+  handoverNotHigher: (mine: number, theirs: number | undefined) =>
+    `priority: this replica's priority is ${mine}, the requester's ${theirs ?? 'unknown'}; only a higher priority takes the lease`,
+  handoverPriorityUnbalances: (mine: number, theirs: number) =>
+    `priority: this replica leads ${mine} election(s), the requester ${theirs}; with spread, a move by priority goes only to a replica leading fewer`,
+  handoverPriorityYielded: (election: string, term: number) =>
+    `leader election "${election}": priority request not recorded: a request of another kind (e.g. an operator's) is pending for term ${term}, and it stands`,
   handoverCheckFailed: (election: string, message: string) =>
     `leader election "${election}": could not read the pending handover request (${message}); trying again at the next renewal`,
 
@@ -124,6 +131,30 @@ export const electionMessages = {
     `leader election "${election}": writeState() refused: this instance is not the leader (or its term has just ended), so it may not write leader state`,
   stateKeyReserved: (key: string) =>
     `leader state key ${JSON.stringify(key)} is reserved: keys starting with "tick:" hold the library's once-per-tick records (@LeaderOnly({ once: 'per-tick' })); use another key`,
+
+  // Job control: the job board, run history and catalogue (issue 28).
+  jobs: {
+    stateKeyReserved: (key: string) =>
+      `leader state key ${JSON.stringify(key)} is reserved: keys starting with "jobs:" hold the library's job run history and catalogue; use another key`,
+    badField: (field: string, allowed: string, value: unknown) =>
+      `job command: ${field} must be ${allowed} (got ${typeof value === 'string' ? `${JSON.stringify(value.slice(0, 60))}${value.length > 60 ? `… (${value.length} characters)` : ''}` : String(value)})`,
+    runNowQueueFull: (limit: number) =>
+      `the job board already holds ${limit} run-now commands no leader has claimed (is a leader of a version with job control running?); try again once it has caught up`,
+    boardTooLarge: (election: string, bytes: number, limit: number) =>
+      `the job board of election "${election}" would be ${bytes} bytes of JSON, more than a shared record holds (${limit} bytes); resume jobs or let the leader claim its run-now commands first`,
+    boardCorrupt: (election: string, why: string) =>
+      `the job board of election "${election}" (shared record "jobs") is not one this library wrote (${why}); nothing was written over it: delete the record to start an empty board`,
+    boardNewer: (election: string, version: number) =>
+      `the job board of election "${election}" was written by a newer version of @leaderlease/nestjs (board version ${version}); this version neither reads nor changes it: upgrade this replica or the CLI`,
+    boardContended: (election: string, attempts: number) =>
+      `the job board of election "${election}" changed under every one of ${attempts} attempts to write it (many writers at once); try again`,
+    recordsUnsupported: (store: string) =>
+      `${store} does not support shared records (it implements no readRecord/writeRecord), which job control keeps its commands in; use a built-in store`,
+    historyCorrupt: (election: string, job: string, why: string) =>
+      `the run history of job ${JSON.stringify(job)} in election "${election}" is not one this library wrote (${why})`,
+    catalogueCorrupt: (election: string, why: string) =>
+      `the job catalogue of election "${election}" is not one this library wrote (${why})`,
+  },
 } as const;
 
 function formatSeconds(ms: number): string {

@@ -72,6 +72,7 @@ import { type ElectorTimings, resolveElectorOptions } from './elector-options.js
 import { FailureLog } from './failure-log.js';
 import { OwnLeaseMeta } from './lease-meta.js';
 import { ObservedLeader } from './observed-leader.js';
+import { priorityOf } from './priority.js';
 import { checkUserStateKey } from './state-keys.js';
 import { TermKeeper } from './term-keeper.js';
 
@@ -130,7 +131,7 @@ export class Elector {
     this.events$ = events.asObservable();
     this.failures = new FailureLog(this.election, this.store.name, logger);
     this.observed = new ObservedLeader(this.election, this.identity, logger, events);
-    this.meta = new OwnLeaseMeta(options.advertise);
+    this.meta = new OwnLeaseMeta(options.advertise, options.priority);
     const { election, identity, clock, observed } = this;
     this.terms = new TermKeeper({ election, identity, clock, logger, events, observed });
     this.loop = new ElectionLoop({
@@ -232,8 +233,8 @@ export class Elector {
     return this.loop.writeState(value, key);
   }
 
-  /** @internal The once-per-tick ledger's write of its own `tick:` key, fenced like any state write. */
-  writeTickRecord(value: number, key: string): Promise<void> {
+  /** @internal The library's write of its own `tick:` and `jobs:` keys, fenced like any state write. */
+  writeTickRecord(value: unknown, key: string): Promise<void> {
     return this.loop.writeState(value, key);
   }
 
@@ -273,6 +274,8 @@ export class Elector {
       lastError: this.failures.currentError,
       leaderAdvertise: this.leaderMeta?.advertise ?? null,
       leaderTerm: isLeader ? (this.term ?? null) : this.leaderId === undefined ? null : (this.observed.term ?? null),
+      priority: this.meta.priority,
+      leaderPriority: this.leaderId === undefined ? null : priorityOf(this.leaderMeta),
     };
   }
 

@@ -23,6 +23,31 @@ interface CronTimeLike {
   getNextDateFrom(start: Date, timeZone?: string): { toMillis(): number };
 }
 
+type CronTimeConstructor = new (
+  source: string,
+  timeZone?: string | null,
+  utcOffset?: string | number | null,
+) => CronTimeLike;
+
+/**
+ * `cron`'s CronTime, imported once. Each `import()` goes through the module loader again, even for
+ * a module loaded long ago (off-thread with loader hooks, Jest's linker): it settles after an
+ * unknown number of event-loop turns, so a job's first tick in a term started at a moment the
+ * machine chose, which made the simulation irreproducible. A settled import settles in microtasks.
+ * A failed one is not kept: the next load tries again.
+ */
+let cronTime: Promise<CronTimeConstructor> | undefined;
+function importCronTime(): Promise<CronTimeConstructor> {
+  cronTime ??= import('cron').then(
+    (module) => (module as unknown as { CronTime: CronTimeConstructor }).CronTime,
+    (error: unknown) => {
+      cronTime = undefined;
+      throw error;
+    },
+  );
+  return cronTime;
+}
+
 /**
  * Fire times of one cron expression, by the `cron` package that @nestjs/schedule schedules with
  * (so both agree on every edge: time zones, DST, day-of-week rules). Wall-clock epoch ms.
@@ -36,9 +61,9 @@ export class CronSchedule {
   /** Loads `cron` lazily: apps without once-per-tick jobs never import it. */
   static async load(target: string, metadata: CronMetadata): Promise<CronSchedule> {
     if (typeof metadata.cronTime !== 'string') throw new Error(messages.perTickNeedsExpression(target));
-    let CronTime: new (source: string, timeZone?: string | null, utcOffset?: string | number | null) => CronTimeLike;
+    let CronTime: CronTimeConstructor;
     try {
-      ({ CronTime } = (await import('cron')) as unknown as { CronTime: typeof CronTime });
+      CronTime = await importCronTime();
     } catch (error) {
       throw new Error(messages.perTickNoCronPackage(target, (error as Error).message));
     }

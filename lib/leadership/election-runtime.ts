@@ -1,12 +1,14 @@
 import type { Logger } from '@nestjs/common';
 import { defer, distinctUntilChanged, filter, map, merge, type Observable, Subject, startWith } from 'rxjs';
 import type { ElectorHealth, LeadershipEvent } from '../election/elector.js';
-import type { HandoverRequestOptions } from '../election/elector.types.js';
+import type { HandoverHooks, HandoverRequestOptions } from '../election/elector.types.js';
 import type { ElectorTimings } from '../election/elector-options.js';
 import type { Meter } from '../metrics/otel-api.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import type { HandoverRequest, LeaderStateEntry, LeaseMeta } from '../stores/lease-store.js';
+import type { HandoverRequest, LeaderStateEntry, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import type { ElectionHandle, LeaderElectionStatus, LeadershipTerm } from './election.handle.js';
+import { drainingHandoverHooks } from './handover.hooks.js';
+import { JobControl } from './jobs/job.control.js';
 import type { LeaderElector } from './leader-elector.interface.js';
 import { LeaderWork } from './leader-work.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
@@ -14,7 +16,7 @@ import { type LeadershipContext, TermContexts } from './leadership-context.js';
 import type { LeadershipOptions } from './leadership-options.js';
 import { runIfLeaderArguments } from './run-if-leader.js';
 import type { SpreadMember } from './spread.balancer.js';
-import { type StepDown, StepDownState } from './step-down.state.js';
+import { StepDownState } from './step-down.state.js';
 import { StuckResignation } from './stuck.resignation.js';
 import { waitForLeadership } from './wait-for-leadership.js';
 import { WorkDrain } from './work.drain.js';
@@ -28,6 +30,8 @@ export interface RuntimeContext {
    * simulation's fake clock). Default: the system clock, with a plain timer for the drain.
    */
   clock?: Clock;
+  /** The module's store, where job control keeps its board and history; unset in the testing kit. */
+  store?: LeaseStore;
 }
 
 /**
@@ -42,6 +46,8 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
   readonly elector: LeaderElector;
   /** @internal This election's leader-only work. */
   readonly work: LeaderWork;
+  /** @internal This election's scheduled jobs and the leader's side of job control. */
+  readonly jobs: JobControl;
   /**
    * @internal Counts changes of this instance's view of the election (elected, revoked, a new
    * leader, stepping down or back): a skipped `@LeaderOnly` handler logs once per change.
@@ -55,6 +61,8 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
   readonly clock: Clock;
   private stopping?: Promise<void>;
   private readonly contexts = new TermContexts();
+  /** @internal The elector's handover hooks: drain this election's work, as shutdown does, then go on. */
+  readonly handoverHooks: Required<HandoverHooks>;
 
   constructor(
     private readonly context: RuntimeContext,
@@ -66,6 +74,13 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     this.resignation = new StuckResignation(options.resignWhenStuck, this, this.stepDown, this.clock, logger);
     this.work = new LeaderWork(options.stuckAfterMs, (work) => this.resignation.onStuck(work), this.clock, this);
     this.drains = new WorkDrain(this.work, () => this.election, options.shutdownTimeoutMs, logger, context.clock);
+    this.handoverHooks = drainingHandoverHooks({
+      current: () => this.elector,
+      stepDown: this.stepDown,
+      drains: this.drains,
+      clock: this.clock,
+      flushJobs: () => this.jobs.beforeRelease(this.timings.renewIntervalMs),
+    });
     this.elector = createElector(this);
     // First subscriber: what it changes is seen by every later one (isLeader$, the hooks).
     this.elector.events$.subscribe((event) => {
@@ -74,6 +89,7 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
       if (event.type === 'revoked') this.stepDown.revoked(event.term);
       if (event.type === 'elected') this.resignation.onElected(this.work.oldestStuck());
     });
+    this.jobs = new JobControl(this, context.store, logger);
     this.isLeader$ = defer(() =>
       merge(
         this.elector.events$.pipe(filter((event) => event.type === 'elected' || event.type === 'revoked')),
@@ -159,8 +175,8 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     return this.elector.writeState<T>(value, key);
   }
 
-  /** @internal The once-per-tick ledger's write of its `tick:` key (refused by `writeState`). */
-  writeTickRecord(value: number, key: string): Promise<void> {
+  /** @internal The library's write of its `tick:` and `jobs:` keys (ledger, job history; refused by `writeState`). */
+  writeTickRecord(value: unknown, key: string): Promise<void> {
     return this.elector.writeTickRecord(value, key);
   }
 
@@ -183,7 +199,7 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     const status = this.elector.status();
     const isLeader = this.isLeader();
     const stepping = status.state !== 'stopped' && (this.isSteppingDown || (status.isLeader && !isLeader));
-    return { ...status, isLeader, state: stepping ? 'stepping-down' : status.state };
+    return { ...status, isLeader, state: stepping ? 'stepping-down' : status.state, ...this.jobs.status() };
   }
 
   health(): ElectorHealth {
@@ -243,29 +259,6 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     await this.elector.start();
   }
 
-  /** @internal The elector's handover hooks: drain this election's work, as shutdown does, then go on. */
-  readonly handoverHooks = {
-    beforeStepDown: async (request: HandoverRequest) => {
-      const { term } = request;
-      // Its term already ended: nothing to drain for it (the elector abandons the handover).
-      if (this.elector.term !== term) return;
-      const signal = this.elector.signal;
-      this.stepDown.set({ term, since: this.clock.now(), drains: true, releasing: false });
-      // Ends with the term too: a drain past it hands nothing over and only delays the next term.
-      await this.drains.drain(messages.handoverDrainWaiting(this.election, request.id), signal);
-    },
-    beforeRelease: async (request: HandoverRequest) => {
-      const step: StepDown = { term: request.term, since: this.clock.now(), drains: false, releasing: true };
-      this.stepDown.set(step);
-      try {
-        await this.drains.graceAfterAbort();
-      } finally {
-        // Now a follower like any other.
-        if (this.stepDown.current === step) this.stepDown.set(undefined);
-      }
-    },
-  };
-
   /** @internal Drain, then end the term and release: runs once. */
   stop(): Promise<void> {
     this.stopping ??= this.drainAndStop();
@@ -283,6 +276,9 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     // 2. Let running calls finish while the lease is still ours, up to shutdownTimeoutMs.
     const { shutdownTimeoutMs } = this.context.options;
     await this.drains.drain(messages.drainWaiting(this.election, this.drains.running, shutdownTimeoutMs));
+    // The runs' last records, while the lease is still ours (bounded: the release does not wait long).
+    const flushing = this.jobs.beforeRelease(this.timings.renewIntervalMs);
+    if (flushing) await flushing;
     // 3. End the term (signal aborts), give what still runs a short grace to notice, then release.
     //    The elector bounds every store call itself, so this returns even if the store hangs.
     try {

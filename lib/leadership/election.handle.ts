@@ -11,6 +11,17 @@ export type LeaderElectionState = ElectorStatus['state'] | 'stepping-down';
 export interface LeaderElectionStatus extends Omit<ElectorStatus, 'state'> {
   /** The elector's state, or `stepping-down` while the lease is held without acting. */
   state: LeaderElectionState;
+  /** Job control, when the election has scheduled `@LeaderOnly` jobs on this replica. */
+  jobs?: {
+    /** How many. */
+    count: number;
+    /** Paused jobs, as the board read in our current term says; null when not leading (followers do not read it). */
+    paused: string[] | null;
+    /** Scheduled runs this replica skipped because their job was paused, since startup. */
+    skippedWhilePaused: number;
+    /** When the leader last read the job board in its current term (ISO 8601); null when not leading. */
+    boardReadAt: string | null;
+  };
 }
 
 /** One term of leadership: its fencing token and the signal that aborts when it ends. */

@@ -32,8 +32,8 @@ export interface LeaderElector
   // `Pick<Elector, 'setLeaderships'>` would not compile in an app type-checking our declarations.
   /** @internal Spread: the number of elections this replica leads, published with our lease. */
   setLeaderships(count: number | undefined): void;
-  /** @internal The once-per-tick ledger's write of its own `tick:` key, fenced like any state write. */
-  writeTickRecord(value: number, key: string): Promise<void>;
+  /** @internal The library's write of its own `tick:` and `jobs:` keys, fenced like any state write. */
+  writeTickRecord(value: unknown, key: string): Promise<void>;
 }
 
 /** Builds the service's elector from the module options (with the service's logger). */

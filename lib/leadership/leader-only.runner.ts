@@ -1,8 +1,12 @@
 import type { ElectionHandle } from './election.handle.js';
 import type { ElectionRegistry } from './election.registry.js';
 import type { ElectionRuntime } from './election-runtime.js';
+import type { JobDefinition } from './jobs/job.definition.js';
+import type { RunTrigger } from './jobs/job.runs.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
 import type { LeaderOnlyTick, OncePerTickRunner } from './once-per-tick.runner.js';
+
+const SCHEDULED: RunTrigger = { trigger: 'schedule' };
 
 /**
  * What a `@LeaderOnly` method's calls share: built once, when the decorator is applied, so the hot
@@ -59,9 +63,42 @@ export class LeaderOnlyRunner implements LeaderOnlyBinding {
   invoke(site: LeaderOnlySite, method: (...args: unknown[]) => unknown, self: unknown, args: unknown[]): unknown {
     const runtime = this.elections.get(site.election);
     if (!runtime.isLeader()) return this.skip(runtime, site);
+    const job = runtime.jobs.of(method);
+    if (job !== undefined) return this.runJob(runtime, site, job, method, self, args);
     const { tick } = site;
     if (!tick) return runtime.work.runCall(site.label, method, self, args);
     return this.ticks.run(runtime, tick, method, self, args);
+  }
+
+  /**
+   * A scheduled job's call on the leader: through job control's gate (paused: skipped and counted,
+   * decided from the board already read in this term), and recorded in the job's history when it runs.
+   */
+  private runJob(
+    runtime: ElectionRuntime,
+    site: LeaderOnlySite,
+    job: JobDefinition,
+    method: (...args: unknown[]) => unknown,
+    self: unknown,
+    args: unknown[],
+  ): unknown {
+    const { jobs } = runtime;
+    const gate = jobs.gate(job);
+    const { tick } = site;
+    if (gate === true) {
+      if (tick) return this.ticks.run(runtime, tick, method, self, args, job);
+      return jobs.runs.track(job, SCHEDULED, () => runtime.work.runCall(site.label, method, self, args));
+    }
+    // The term's first read of the board is under way: decide again once it is in (a promise, then).
+    if (typeof gate === 'object') return gate.then(() => this.invoke(site, method, self, args));
+    if (jobs.skipped(job, gate) && this.log.debugEnabled()) {
+      const pause = jobs.pauseOf(job);
+      const at = pause ? new Date(pause.at).toISOString() : undefined;
+      this.log.debug(messages.jobs.pausedSkip(site.label, job.name, runtime.election, pause?.by, at, pause?.reason));
+    }
+    // A paused tick is recorded as handled, so it is neither counted lost nor caught up later.
+    if (tick) return gate === 'paused' ? this.ticks.skipPaused(runtime, tick) : Promise.resolve(undefined);
+    return site.isAsync ? Promise.resolve(undefined) : undefined;
   }
 
   /**

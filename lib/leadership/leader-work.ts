@@ -1,4 +1,4 @@
-import { ElectionMetrics, type ObservedElection } from '../metrics/election.metrics.js';
+import { ElectionMetrics, type HandlerMetrics, type ObservedElection } from '../metrics/election.metrics.js';
 import type { StoreCallSink } from '../metrics/instrumented.store.js';
 import type { Meter } from '../metrics/otel-api.js';
 import type { Clock } from '../shared/clock.js';
@@ -27,6 +27,8 @@ export class LeaderWork {
   private metrics?: ElectionMetrics;
   /** `@LeaderOnly` handlers known so far: their counters start at 0 once metrics exist. */
   private readonly leaderOnlyHandlers = new Set<string>();
+  /** The handlers of scheduled jobs (job control): their skip counters start at 0 too. */
+  private readonly jobHandlers = new Set<string>();
   /** Made when the module or a handler sets a `stuckAfterMs`. */
   private stuckWork?: StuckWorkDetector;
 
@@ -93,6 +95,18 @@ export class LeaderWork {
     if (metrics) metrics.handler(handler).ticksLost += count;
   }
 
+  /** Counts a scheduled run of job `handler` the leader skipped: its job paused, or its board unread in the term. */
+  countJobSkipped(handler: string, reason: 'paused' | 'unread'): void {
+    const skips = this.metrics ? jobSkips(this.metrics.handler(handler)) : undefined;
+    if (skips) skips[reason === 'paused' ? 'paused' : 'board_unread'] += 1;
+  }
+
+  /** Names a scheduled job's handler at startup, so its job skip counters show 0 before any skip. */
+  declareJob(handler: string): void {
+    this.jobHandlers.add(handler);
+    if (this.metrics) jobSkips(this.metrics.handler(handler));
+  }
+
   /** Names a `@LeaderOnly` handler at startup, so its counters show 0 before it runs. */
   declareLeaderOnly(handler: string): void {
     this.leaderOnlyHandlers.add(handler);
@@ -134,6 +148,7 @@ export class LeaderWork {
     this.metrics = new ElectionMetrics(meter, election, storeName, this.clock);
     this.storeCalls.recorder = this.metrics;
     for (const handler of this.leaderOnlyHandlers) this.metrics.handler(handler);
+    for (const handler of this.jobHandlers) jobSkips(this.metrics.handler(handler));
   }
 
   closeMetrics(): void {
@@ -143,4 +158,10 @@ export class LeaderWork {
   private newStuckWorkDetector(): StuckWorkDetector {
     return new StuckWorkDetector(this.stuckAfterMs, this.onStuck, this.clock);
   }
+}
+
+/** A job handler's skip counts, made at 0 on first use. */
+function jobSkips(metrics: HandlerMetrics): NonNullable<HandlerMetrics['jobSkips']> {
+  metrics.jobSkips ??= { paused: 0, board_unread: 0 };
+  return metrics.jobSkips;
 }

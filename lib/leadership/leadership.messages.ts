@@ -12,6 +12,11 @@ export const leadershipMessages = {
     `spread is on (several elections) but the store of "${election}" has no handover requests (requestHandover/readHandover/clearHandover): elections stay where they were won; set spread: false to silence this`,
   spreadRequestFailed: (election: string, message: string) =>
     `spread: could not ask for election "${election}" (${message}); trying again later`,
+  // The preferred leader (issue 28): the `priority` option.
+  priorityUnsupported: (election: string) =>
+    `priority is set but the store of "${election}" has no handover requests (requestHandover/readHandover/clearHandover): a replica of higher priority cannot ask for the lease, it only leads when it wins an election`,
+  priorityRequestFailed: (election: string, message: string) =>
+    `priority: could not ask for election "${election}" (${message}); trying again later`,
   unknownElection: (where: string, election: string, configured: readonly string[]) =>
     `${where}: this application has no election "${election}"; it has ${configured.map((name) => `"${name}"`).join(', ')}`,
   drainWaiting: (election: string, running: number, timeoutMs: number) =>
@@ -65,4 +70,51 @@ export const leadershipMessages = {
     `@LeaderOnly({ once: 'per-tick' }): ${second} and ${first} would both record their runs under the key "${key}" of election "${election}" and take each other's ticks. The key is the @Cron() name, else Class.method: give one of them its own schedule name, e.g. @Cron(expression, { name: 'reports.run' })`,
   ticksLost: (job: string, count: number, first: string, last: string, moreSinceLastWarning: number) =>
     `${job}: ${count === 1 ? `the tick of ${first} ran` : `${count} ticks (${first} to ${last}) ran`} on no replica${moreSinceLastWarning > 0 ? ` (and ${moreSinceLastWarning} more since the last warning)` : ''}: a run that starts less than min(500 ms, ¼ period) before the next fire time counts as that next tick; a failover, a paused or overloaded process or an unreachable store lose ticks too`,
+  // Job control (issue 28): the leader applying operators' commands, run history, the service's calls.
+  jobs: {
+    nameClash: (job: string, election: string, first: string, second: string) =>
+      `two scheduled @LeaderOnly jobs of election "${election}" are named ${JSON.stringify(job)} (${first} and ${second}): a job is named by its schedule's name, else Class.method, and commands and history find it by that name alone; give one of them its own schedule name, e.g. @Cron(expression, { name: 'reports.nightly' })`,
+    controlUnsupported: (election: string, store: string) =>
+      `election "${election}" has scheduled @LeaderOnly jobs but ${store} lacks shared records or leader state: job control is off there (the jobs run as scheduled; pauseJob, resumeJob, runJobNow, jobs and jobHistory reject)`,
+    noStore: (election: string) =>
+      `job control of election "${election}" needs a store with shared records and leader state; this module has no store (the testing kit)`,
+    unknownJob: (job: string, election: string | undefined, known: readonly string[]) =>
+      `no scheduled @LeaderOnly job named ${JSON.stringify(job.slice(0, 200))} ${election === undefined ? 'in any election of this application' : `in election "${election}"`}; ${known.length === 0 ? 'it has none' : `it has ${known.map((name) => JSON.stringify(name)).join(', ')}`}`,
+    ambiguousJob: (job: string, elections: readonly string[]) =>
+      `job ${JSON.stringify(job)} runs in several elections (${elections.map((name) => `"${name}"`).join(', ')}): pass { election } to say which`,
+    boardReadFailed: (election: string, term: number, reason: string) =>
+      `leader election "${election}" (term ${term}): could not read the job board (${reason}); every scheduled @LeaderOnly job of the election is skipped until a read succeeds (tried again at every renewal)`,
+    boardReadAgain: (election: string) =>
+      `leader election "${election}": the job board could be read again; its jobs run as scheduled`,
+    skippedUnread: (job: string, election: string) =>
+      `skipped job ${JSON.stringify(job)}: the job board of "${election}" has not been read in this term (a pause might be recorded there)`,
+    pausedSkip: (
+      label: string,
+      job: string,
+      election: string,
+      by: string | undefined,
+      at: string | undefined,
+      reason: string | undefined,
+    ) =>
+      `skipped ${label}: job ${JSON.stringify(job)} of "${election}" is paused${by === undefined ? '' : ` by ${by} since ${at}`}${reason === undefined ? '' : ` (${reason})`} (further skips are counted, not logged, until its pause changes)`,
+    pauseApplied: (election: string, job: string, by: string, at: string, reason: string | undefined) =>
+      `leader election "${election}": job ${JSON.stringify(job)} paused by ${by} at ${at}${reason === undefined ? '' : ` (reason: ${reason})`}; its scheduled runs are skipped until it is resumed`,
+    resumeApplied: (election: string, job: string, by: string | undefined, at: string | undefined) =>
+      `leader election "${election}": job ${JSON.stringify(job)} resumed${by === undefined ? '' : ` by ${by} at ${at}`}; it runs as scheduled again`,
+    runNowApplied: (election: string, job: string, by: string, at: string, id: string) =>
+      `leader election "${election}": running job ${JSON.stringify(job)} now, as ${by} asked at ${at} (command ${id})`,
+    runNowDropped: (election: string, job: string, id: string, by: string) =>
+      `leader election "${election}": run-now command ${id} of job ${JSON.stringify(job)} (asked by ${by}) was claimed but the term ended before it could run; it does not run (at most once): ask again`,
+    runNowFailed: (election: string, job: string, id: string, reason: string) =>
+      `leader election "${election}": job ${JSON.stringify(job)}, run now (command ${id}), failed: ${reason}`,
+    claimFailed: (election: string, reason: string) =>
+      `leader election "${election}": could not claim the run-now commands on the job board (${reason}); trying again at the next renewal`,
+    catalogueFailed: (election: string, reason: string) =>
+      `leader election "${election}": could not publish the job catalogue (${reason}); trying again at the next renewal`,
+    historyWriteFailed: (election: string, job: string, reason: string) =>
+      `leader election "${election}": could not record the runs of job ${JSON.stringify(job)} (${reason}); trying again at the next renewal`,
+    historyReplaced: (reason: string) => `${reason}; the leader starts a fresh history over it`,
+    catchUpSkipped: (job: string, why: 'paused' | 'unread') =>
+      `${job}: no catch-up after election: ${why === 'paused' ? 'the job is paused' : 'the job board could not be read in this term'}`,
+  },
 } as const;

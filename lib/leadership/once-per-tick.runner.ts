@@ -3,6 +3,7 @@ import { systemClock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
 import type { CronMetadata } from './cron-schedule.js';
 import type { ElectionRuntime } from './election-runtime.js';
+import type { JobDefinition } from './jobs/job.definition.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
 import { type TickJob, tickJobName } from './tick.job.js';
 import { TickLedger, type TickLedgerLogger } from './tick.ledger.js';
@@ -11,6 +12,8 @@ import { TickLedger, type TickLedgerLogger } from './tick.ledger.js';
 export interface LeaderOnlyTick {
   label: string;
   missed: 'skip' | 'catch-up';
+  /** With `missed: 'catch-up'`: the job's catch-up window (unset: the ledger's default, 24 h). */
+  catchUpWindowMs?: number;
   /** Read at the call: @Cron may be applied after @LeaderOnly, onto its wrapper. */
   cron: () => CronMetadata | undefined;
 }
@@ -46,23 +49,50 @@ export class OncePerTickRunner {
    */
   register(runtime: ElectionRuntime, tick: LeaderOnlyTick, cron: CronMetadata, owner: string, catchUp: () => unknown) {
     if (this.jobs.has(tick)) return;
-    const job: TickJob = { job: tickJobName(cron, tick.label), label: tick.label, cron };
+    const job: TickJob = {
+      job: tickJobName(cron, tick.label),
+      label: tick.label,
+      cron,
+      catchUpWindowMs: tick.catchUpWindowMs,
+    };
     this.ledger(runtime).register(job, owner);
     this.jobs.set(tick, job);
     if (tick.missed === 'catch-up') this.catchUps.push({ runtime, job, run: catchUp });
   }
 
-  /** A leader's call: recorded in the ledger, then run; tracked like any leader-only call. Answers with a promise. */
+  /**
+   * A leader's call: recorded in the ledger, then run; tracked like any leader-only call, and, for a
+   * scheduled job, in its run history (with the tick). Answers with a promise.
+   */
   run(
     runtime: ElectionRuntime,
     tick: LeaderOnlyTick,
     method: (...args: unknown[]) => unknown,
     self: unknown,
     args: unknown[],
+    job?: JobDefinition,
   ): Promise<unknown> {
     const { work } = runtime;
-    const call = (fireTime: number) => work.runTick(tick.label, fireTime, () => Reflect.apply(method, self, args));
+    const invoke = () => Reflect.apply(method, self, args);
+    const call = (fireTime: number) =>
+      work.runTick(
+        tick.label,
+        fireTime,
+        job ? () => runtime.jobs.runs.track(job, { trigger: 'schedule', tick: fireTime }, invoke) : invoke,
+      );
     return work.run(tick.label, async () => this.ledger(runtime).runTick(this.job(runtime, tick), call), false);
+  }
+
+  /**
+   * A tick of a paused job: recorded in the ledger without running, so the first run after the
+   * resume counts no lost ticks and a new leader's catch-up does not run what the pause skipped.
+   */
+  async skipPaused(runtime: ElectionRuntime, tick: LeaderOnlyTick): Promise<undefined> {
+    // The ledger logs a record it could not write; a schedule it could not load fails every run anyway.
+    await this.ledger(runtime)
+      .runTick(this.job(runtime, tick), () => undefined)
+      .catch(() => undefined);
+    return undefined;
   }
 
   /** From bootstrap on, every newly elected leader runs its catch-up jobs. */
@@ -101,21 +131,40 @@ export class OncePerTickRunner {
     if (!job) {
       const cron = tick.cron();
       if (!cron) throw new Error(messages.perTickWithoutCron(tick.label));
-      job = { job: tickJobName(cron, tick.label), label: tick.label, cron };
+      job = { job: tickJobName(cron, tick.label), label: tick.label, cron, catchUpWindowMs: tick.catchUpWindowMs };
       this.ledger(runtime).register(job, tick.label);
       this.jobs.set(tick, job);
     }
     return job;
   }
 
-  /** A new term: each catch-up job of the election runs its most recent missed tick, tracked like any leader-only call. */
+  /**
+   * A new term: each catch-up job of the election runs its most recent missed tick, tracked like any
+   * leader-only call — once job control has read the board in this term, and not while paused.
+   */
   private catchUp(elected: ElectionRuntime): void {
     for (const { runtime, job, run } of this.catchUps) {
       if (runtime !== elected) continue;
-      const started = runtime.runIfLeader(job.label, () => this.ledger(runtime).catchUp(job, run));
-      Promise.resolve(started).catch((error: unknown) =>
-        this.logger.error(messages.tickCatchUpFailed(job.job, errorMessage(error))),
+      const started = this.whenNotPaused(runtime, job, run).then((recorded) =>
+        recorded ? runtime.runIfLeader(job.label, () => this.ledger(runtime).catchUp(job, recorded)) : undefined,
       );
+      started.catch((error: unknown) => this.logger.error(messages.tickCatchUpFailed(job.job, errorMessage(error))));
     }
+  }
+
+  /** `run`, recorded in the job's history, once the gate lets the job run in this term; undefined when it does not. */
+  private async whenNotPaused(runtime: ElectionRuntime, tickJob: TickJob, run: () => unknown) {
+    const job = runtime.jobs.get(tickJob.job);
+    if (!job || !runtime.jobs.store || !runtime.isLeader()) return run;
+    // Not through the gate's wait: a scheduled call may be waiting for the same read already.
+    await runtime.jobs.ready();
+    if (!runtime.isLeader()) return undefined;
+    const gate = runtime.jobs.gate(job);
+    if (gate !== true) {
+      // A promise: a new term began meanwhile, and its election event starts its own catch-up.
+      this.logger.log(messages.jobs.catchUpSkipped(tickJob.job, gate === 'paused' ? 'paused' : 'unread'));
+      return undefined;
+    }
+    return () => runtime.jobs.runs.track(job, { trigger: 'schedule' }, run);
   }
 }

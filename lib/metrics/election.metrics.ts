@@ -3,6 +3,7 @@ import type { LeadershipEvent } from '../election/elector.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import {
   DESCRIPTIONS,
+  JOB_SKIP_REASONS,
   LEADER_ONLY_BUCKETS,
   METRIC,
   STORE_CALL_BUCKETS,
@@ -37,7 +38,12 @@ export interface HandlerMetrics {
   /** Once-per-tick jobs: ticks found to have run on no replica. */
   ticksLost: number;
   readonly duration: Histogram;
+  /** Scheduled jobs only (job control): the leader's skips, by reason; absent for other handlers. */
+  jobSkips?: Record<JobSkipReason, number>;
 }
+
+/** Why the leader skipped a scheduled run of a job. */
+export type JobSkipReason = (typeof JOB_SKIP_REASONS)[number];
 
 /** Outcome label of a store call: `ok`, `held` (acquire found another holder) or the error's kind. */
 export type StoreCallOutcome = 'ok' | 'held' | (typeof STORE_FAILURE_KINDS)[number];
@@ -82,6 +88,12 @@ class HandlerCounts {
         for (const handler of this.handlers.values()) result.observe(handler[field], handler.attributes);
       });
     }
+    meter.createObservableCounter(METRIC.jobSkipped, { description: DESCRIPTIONS.jobSkipped }).addCallback((result) => {
+      for (const { jobSkips, attributes } of this.handlers.values()) {
+        if (!jobSkips) continue;
+        for (const reason of JOB_SKIP_REASONS) result.observe(jobSkips[reason], { ...attributes, reason });
+      }
+    });
   }
 
   /** The handler's counts, created at 0 on first use. */

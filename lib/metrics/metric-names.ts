@@ -11,6 +11,7 @@ export const METRIC = {
   leaderOnlyRuns: 'leader_election_leader_only_runs',
   leaderOnlySkipped: 'leader_election_leader_only_skipped',
   ticksLost: 'leader_election_ticks_lost',
+  jobSkipped: 'leader_election_job_skipped',
   leaderOnlyDuration: 'leader_election_leader_only_duration_seconds',
   leaderlessSeconds: 'leader_election_leaderless_seconds',
   stuckWorkSeconds: 'leader_election_stuck_work_seconds',
@@ -18,6 +19,9 @@ export const METRIC = {
 
 /** `type` label of the transitions counter, one per elector event that changes leadership. */
 export const TRANSITION_TYPES = ['elected', 'revoked', 'leader_changed'] as const;
+
+/** `reason` label of the job skipped counter. */
+export const JOB_SKIP_REASONS = ['paused', 'board_unread'] as const;
 
 /** `kind` label of the store failures counter: the elector's error classes. */
 export const STORE_FAILURE_KINDS = ['transient', 'fatal', 'lost'] as const;
@@ -45,6 +49,8 @@ export const DESCRIPTIONS: Record<keyof typeof METRIC, string> = {
   leaderOnlySkipped: '@LeaderOnly calls skipped because this replica was not the leader',
   ticksLost:
     "Fire times of a once-per-tick job that ran on no replica, counted by the leader that records the job's next run",
+  jobSkipped:
+    'Scheduled runs of a job the leader skipped, by reason: paused (on the job board), board_unread (the board could not be read in its term)',
   leaderOnlyDuration: 'Duration of @LeaderOnly calls that ran, until their result settled',
   leaderlessSeconds: 'How long this replica has known no leader of the election (0 while one is known)',
   stuckWorkSeconds:

@@ -11,6 +11,7 @@ import type { LeadershipEvent } from '../election/elector.js';
 import { type CronMetadata, SCHEDULE_CRON_OPTIONS } from '../leadership/cron-schedule.js';
 import type { ElectionRuntime } from '../leadership/election-runtime.js';
 import { isPromiseLike } from '../leadership/in-flight.tracker.js';
+import { scheduledJobOf } from '../leadership/jobs/job.definition.js';
 import { LeaderOnlyRunner } from '../leadership/leader-only.runner.js';
 import { leadershipMessages } from '../leadership/leadership.messages.js';
 import { OncePerTickRunner } from '../leadership/once-per-tick.runner.js';
@@ -159,7 +160,8 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
   /**
    * Startup checks of a `@LeaderOnly` method's options (every decorator has run by now), so a
    * mistake fails `init()` naming the method; registers a once-per-tick job in its election's
-   * ledger (a second job of the same key fails, naming both providers) and its catch-up.
+   * ledger (a second job of the same key fails, naming both providers) and its catch-up; registers
+   * a scheduled one as a job of its election (a second job of the same name fails the same way).
    */
   private checkDeclaration(fn: object, instance: object, owner: string): void {
     const declared: LeaderOnlyDeclaration | undefined = Reflect.getMetadata(LEADER_ONLY_OPTIONS_METADATA, fn);
@@ -168,12 +170,19 @@ export class LeaderElectionExplorer implements OnModuleInit, OnApplicationBootst
     const handle = this.handleFor(`@LeaderOnly() on ${label}`, options.election);
     handle.work.declareLeaderOnly(label);
     handle.work.watchStuck(label, options.stuckAfterMs);
-    if (options.once !== 'per-tick') return;
-    const cron: CronMetadata | undefined = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, fn);
-    if (!cron) throw new Error(leadershipMessages.perTickWithoutCron(label));
-    const store = handle.leaderStateStore();
-    if (store !== true) throw new Error(nestMessages.perTickNeedsState(label, store));
-    if (tick) this.ticks.register(handle, tick, cron, owner, () => original.call(instance));
+    if (options.once === 'per-tick') {
+      const cron: CronMetadata | undefined = Reflect.getMetadata(SCHEDULE_CRON_OPTIONS, fn);
+      if (!cron) throw new Error(leadershipMessages.perTickWithoutCron(label));
+      const store = handle.leaderStateStore();
+      if (store !== true) throw new Error(nestMessages.perTickNeedsState(label, store));
+      if (tick) this.ticks.register(handle, tick, cron, owner, () => original.call(instance));
+    }
+    // A scheduled one is a job of its election (job control): named, pausable, run now, recorded.
+    const scheduled = scheduledJobOf(fn, label);
+    if (!scheduled) return;
+    const invoke = () => original.call(instance);
+    const onceTick = options.once === 'per-tick';
+    handle.jobs.register({ ...scheduled, label, onceTick, method: original, invoke, owner });
   }
 
   /** The handle of `election` (default: the default election); an unknown name fails startup naming `where`. */

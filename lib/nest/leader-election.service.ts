@@ -12,13 +12,15 @@ import { Elector, type ElectorHealth, type LeadershipEvent } from '../election/e
 import type { ElectorTimings } from '../election/elector-options.js';
 import type { ElectionHandle, LeaderElectionStatus, LeadershipTerm } from '../leadership/election.handle.js';
 import { ElectionRegistry } from '../leadership/election.registry.js';
-import { ElectionRuntime } from '../leadership/election-runtime.js';
+import { JobOperations } from '../leadership/jobs/job.operations.js';
+import type { JobCommandOptions, JobInfo, JobRun } from '../leadership/jobs/job.types.js';
 import type { ElectorFactory } from '../leadership/leader-elector.interface.js';
 import { SpreadBalancer } from '../leadership/spread.balancer.js';
-import { instrumentLeaseStore } from '../metrics/instrumented.store.js';
 import { type Meter, resolveMetrics } from '../metrics/otel-api.js';
+import { systemClock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
 import type { HandoverRequest, LeaderStateEntry } from '../stores/lease-store.js';
+import { createElectionRuntime } from './election-runtime.factory.js';
 import type { HandoverRequestInput } from './interfaces/handover-request-input.interface.js';
 import type {
   LeaderElectionModuleOptions,
@@ -42,6 +44,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   readonly runtimes = new ElectionRegistry();
   private readonly logger = new Logger(LOGGER_CONTEXT);
   private readonly spread?: SpreadBalancer;
+  private readonly jobControl: JobOperations;
   private meter?: Meter;
   private started = false;
   private shuttingDown?: Promise<void>;
@@ -56,8 +59,11 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   ) {
     // Validation throws here, during DI, so `compile()`/`init()` rejects naming the option.
     this.options = resolveModuleOptions(options);
-    for (const name of this.options.electionNames) this.runtimes.add(name, this.newRuntime(name));
-    if (this.options.spread) this.spread = new SpreadBalancer(this.runtimes.all, this.logger, this.options.clock);
+    for (const name of this.options.electionNames)
+      this.runtimes.add(name, createElectionRuntime(name, this.options, this.logger, this.createElector));
+    // Always: besides spread, it asks for the preferred leader (`priority`).
+    this.spread = new SpreadBalancer(this.runtimes.all, this.logger, this.options.clock, this.options);
+    this.jobControl = new JobOperations(this.runtimes, this.options.clock ?? systemClock);
   }
 
   /** The handle of election `name` (default: the default election). Throws for a name the app does not run. */
@@ -77,7 +83,7 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
    */
   async addElection(name: string): Promise<ElectionHandle> {
     if (this.runtimes.has(name)) throw new Error(messages.electionExists(name));
-    const runtime = this.newRuntime(name);
+    const runtime = createElectionRuntime(name, this.options, this.logger, this.createElector);
     this.runtimes.add(name, runtime);
     this.spread?.changed();
     if (this.started && !this.shuttingDown) await runtime.start(this.meter);
@@ -104,6 +110,33 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
   requestHandover(request: HandoverRequestInput = {}): Promise<HandoverRequest | undefined> {
     const { election, ...options } = request;
     return this.election(election).requestHandover(options);
+  }
+
+  // ---- Job control (issue 28), from any replica: docs/guides/operating-jobs.md ------------------
+
+  /** Every scheduled `@LeaderOnly` job (of `election`, default: all) with its pause, next and last run. */
+  jobs(election?: string): Promise<JobInfo[]> {
+    return this.jobControl.jobs(election);
+  }
+
+  /** Pauses job `name` on the store's job board, across failovers; rejects with `UnknownJobError` if unknown here. */
+  pauseJob(name: string, options?: JobCommandOptions & { reason?: string }): Promise<void> {
+    return this.jobControl.pauseJob(name, options);
+  }
+
+  /** Lifts the pause of job `name`, as {@link pauseJob} records it. */
+  resumeJob(name: string, options?: JobCommandOptions): Promise<void> {
+    return this.jobControl.resumeJob(name, options);
+  }
+
+  /** Has the leader run job `name` once, now, even while paused; resolves with the command's id (the run's `commandId`). */
+  runJobNow(name: string, options?: JobCommandOptions): Promise<string> {
+    return this.jobControl.runJobNow(name, options);
+  }
+
+  /** The last runs (at most 20, newest first) of job `name`, as the leaders that ran them recorded them. */
+  jobHistory(name: string, options?: Omit<JobCommandOptions, 'by'>): Promise<JobRun[]> {
+    return this.jobControl.jobHistory(name, options);
   }
 
   // ---- The default election (each member as documented on ElectionHandle) ----------------------
@@ -262,36 +295,5 @@ export class LeaderElectionService implements OnModuleInit, OnModuleDestroy, OnA
       await Promise.all([...this.runtimes.values()].map((handle) => handle.stop()));
     })();
     return this.shuttingDown;
-  }
-
-  private newRuntime(election: string): ElectionRuntime {
-    const {
-      shutdownTimeoutMs,
-      closeStoreOnShutdown,
-      guard,
-      stuckAfterMs,
-      resignWhenStuck,
-      leadershipContext,
-      elections,
-      electionNames,
-      spread,
-      ...electorOptions
-    } = this.options;
-    const logger = this.logger;
-    return new ElectionRuntime({ options: this.options, logger, clock: this.options.clock }, (runtime) =>
-      this.createElector({
-        ...electorOptions,
-        election,
-        // Timed for the metrics by a pass-through view of the store: the elector never knows.
-        store: instrumentLeaseStore(this.options.store, runtime.work.storeCalls),
-        handover: runtime.handoverHooks,
-        logger: {
-          log: (message) => logger.log(message),
-          warn: (message) => logger.warn(message),
-          error: (message) => logger.error(message),
-          debug: (message) => logger.debug(message),
-        },
-      }),
-    );
   }
 }

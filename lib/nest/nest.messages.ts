@@ -54,6 +54,11 @@ export const nestMessages = {
   leaderOnlyBadValue: (option: string, value: unknown, expected: string) =>
     `${option} must be ${expected} (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`,
   leaderOnlyMissedWithoutOnce: "missed applies to once: 'per-tick' only; add once: 'per-tick' or remove missed",
+  // Issue 28: the catch-up window of a once-per-tick job.
+  catchUpWindowOption: (value: unknown, min: number, max: number) =>
+    `catchUpWindowMs must be a whole number of milliseconds from ${min} (1 s) to ${max} (366 days) (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`,
+  catchUpWindowWithoutCatchUp:
+    "catchUpWindowMs applies to once: 'per-tick' with missed: 'catch-up' only; add both or remove catchUpWindowMs",
   // Issue 24, defect 4: a job's record is found by its key alone.
   tickJobOwner: (label: string, provider: string, module: string | undefined) =>
     module ? `${label} (provider ${provider} in ${module})` : `${label} (${provider})`,
