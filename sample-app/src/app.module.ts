@@ -7,6 +7,7 @@ import { BillingService } from './billing.service.js';
 import { CleanupService } from './cleanup.service.js';
 import { leaderElectionOptions } from './config.js';
 import { HealthController } from './health.controller.js';
+import { JobControlController } from './job-control.controller.js';
 import { JobsController } from './jobs.controller.js';
 import { JobsService } from './jobs.service.js';
 import { LeaderController } from './leader.controller.js';
@@ -23,7 +24,14 @@ import { QueueWorker } from './worker.js';
     // Async: the store may need @azure/identity, loaded on demand (see config.ts).
     LeaderElectionModule.forRootAsync({ useFactory: () => leaderElectionOptions() }),
   ],
-  controllers: [JobsController, LeaderController, HealthController, MetricsController, StatusPageController],
+  controllers: [
+    JobsController,
+    JobControlController,
+    LeaderController,
+    HealthController,
+    MetricsController,
+    StatusPageController,
+  ],
   providers: [
     LeadershipListener,
     LeadershipFeed,

@@ -32,7 +32,9 @@ export const jobElections = (() => {
  * - `INSTANCE_ID`: this replica's name in logs and in the lease (default host-pid-random);
  * - `ADVERTISE`: where other replicas send clients to reach this one when it leads (shown on their
  *   status page as the leader's address); default `http://127.0.0.1:<PORT>`, right for one machine
- *   only: in a cluster, set it to the pod's or VM's own URL.
+ *   only: in a cluster, set it to the pod's or VM's own URL;
+ * - `PRIORITY`: this replica's priority (an integer, default 0): a follower with a higher priority
+ *   than an election's leader asks it for the lease, e.g. to keep leadership in the primary zone.
  */
 export async function leaderElectionOptions(
   env: NodeJS.ProcessEnv = process.env,
@@ -42,6 +44,8 @@ export async function leaderElectionOptions(
     elections: electionNames(env),
     identity: env.INSTANCE_ID || undefined,
     advertise: env.ADVERTISE || `http://127.0.0.1:${httpPort(env)}`,
+    // Not a number: the module refuses it at startup, naming the option and its range.
+    priority: env.PRIORITY ? Number(env.PRIORITY) : undefined,
     // A job still running after a minute is stuck: health goes down naming it, and
     // leader_election_stuck_work_seconds shows it. The queue pump opts out (it runs all term).
     stuckAfterMs: 60_000,

@@ -1,4 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
+import { bodyFields, parseElection } from './request-body.js';
 
 /** The body of `POST /leader/handover`. */
 export interface HandoverBody {
@@ -10,22 +11,11 @@ export interface HandoverBody {
   reason?: string;
 }
 
-/** Checks the JSON body by hand (the sample app has no validation pipe); 400 names what is wrong. */
+/** The checked body; 400 names what is wrong. */
 export function parseHandoverBody(body: unknown, elections: readonly string[]): HandoverBody {
-  if (body === undefined || body === null || body === '') return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new BadRequestException('expected a JSON object: { "election": "<name>", "to": "<replica>" }');
-  }
-  const { election, to, reason } = body as Record<string, unknown>;
+  const { election, to, reason } = bodyFields(body, '{ "election": "<name>", "to": "<replica>" }');
   const parsed: HandoverBody = {};
-  if (election !== undefined) {
-    if (typeof election !== 'string' || !elections.includes(election)) {
-      throw new BadRequestException(
-        `unknown election ${JSON.stringify(election)}: this app runs ${elections.map((e) => `"${e}"`).join(', ')}`,
-      );
-    }
-    parsed.election = election;
-  }
+  if (election !== undefined) parsed.election = parseElection(election, elections);
   if (to !== undefined && to !== null && to !== '') {
     if (typeof to !== 'string') throw new BadRequestException('"to" must be a replica identity (a string)');
     parsed.to = to;

@@ -1,4 +1,9 @@
-import { type ElectionHandle, LeaderElectionService, type LeadershipEvent } from '@leaderlease/nestjs';
+import {
+  type ElectionHandle,
+  LeaderElectionService,
+  type LeaderElectionStatus,
+  type LeadershipEvent,
+} from '@leaderlease/nestjs';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { interval, map, merge, type Observable, Subject, startWith, takeUntil } from 'rxjs';
 
@@ -13,10 +18,17 @@ export interface ElectionView {
   leaderAdvertise: string | null;
   /** The leader's term, ours while we lead (a follower's as of its last poll); null while no leader is known. */
   term: number | null;
+  /** The leader's `priority`, as published with its lease (0 when it publishes none); null while no leader is known. */
+  leaderPriority: number | null;
   /** Wall-clock time (ISO 8601) until which our lease holds without another renewal; leader only. */
   leaseValidUntil: string | null;
   healthy: boolean;
   healthReason: string | null;
+  /**
+   * This replica's side of job control (`status().jobs`): how many jobs, which are paused as the
+   * leader last read the job board (null on a follower), runs skipped while paused; null without jobs.
+   */
+  jobs: NonNullable<LeaderElectionStatus['jobs']> | null;
 }
 
 export interface FeedEvent {
@@ -30,6 +42,8 @@ export interface FeedEvent {
 
 export interface FeedSnapshot {
   identity: string;
+  /** This replica's `priority` option: a follower with a higher one than a leader's asks it for the lease. */
+  priority: number;
   elections: ElectionView[];
   /**
    * Every replica this one has seen lead something, itself included: the choices of the status
@@ -66,9 +80,11 @@ export class LeadershipFeed implements OnModuleDestroy {
   }
 
   snapshot(): FeedSnapshot {
+    const elections = this.elections.map((election) => election.status());
     return {
       identity: this.elections[0].identity,
-      elections: this.elections.map((election) => this.view(election)),
+      priority: elections[0].priority,
+      elections: this.elections.map((election, index) => this.view(election, elections[index])),
       replicas: [...this.replicas].sort(),
       events: [...this.events],
     };
@@ -89,8 +105,7 @@ export class LeadershipFeed implements OnModuleDestroy {
     this.changes.complete();
   }
 
-  private view(election: ElectionHandle): ElectionView {
-    const status = election.status();
+  private view(election: ElectionHandle, status: LeaderElectionStatus): ElectionView {
     const health = election.health();
     const until = status.isLeader ? this.validUntil.get(election.election) : undefined;
     return {
@@ -101,9 +116,11 @@ export class LeadershipFeed implements OnModuleDestroy {
       leaderId: status.leaderId,
       leaderAdvertise: status.leaderAdvertise,
       term: status.leaderTerm,
+      leaderPriority: status.leaderPriority,
       leaseValidUntil: until === undefined ? null : new Date(until).toISOString(),
       healthy: health.healthy,
       healthReason: health.reason ?? null,
+      jobs: status.jobs ?? null,
     };
   }
 

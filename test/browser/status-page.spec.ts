@@ -1,23 +1,23 @@
 // The sample app's live status page in a real headless Chromium (Debian's `chromium`, driven by
 // playwright-core): two real sample-app processes run three elections over Azurite and spread them
-// (2 + 1). On the second replica's page — opened once and never reloaded — a click hands one of the
-// first replica's elections over to the second, and the page names the new leader within a renew
-// interval + a poll + slack; after kill -9 of the first replica, its last election moves too, within
-// lease + retry + 2 s. A screenshot is kept under test-artifacts/ (or $TEST_ARTIFACTS_DIR): after the
-// failover, or — when the test fails — of the page as it was then (status-page-on-failure.png).
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+// (2 + 1). On the second replica's page — opened once and never reloaded — the jobs tables list the
+// sample's jobs with the replica that last ran each; Pause, Run now and Resume of a job the first
+// replica leads take effect there (judged by its run history in the store, job-control.steps.ts); a
+// click hands one of the first replica's elections over to the second, and the page names the new
+// leader within a renew interval + a poll + slack; after kill -9 of the first replica, its last
+// election moves too, within lease + retry + 2 s; a third replica with a higher priority shows its
+// priority as the leader's. A screenshot is kept under test-artifacts/ (or $TEST_ARTIFACTS_DIR): after
+// the failover, or — when the test fails — of the page as it was then (status-page-on-failure.png).
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { freePort } from '../../scripts/lib/ports.mjs';
 import { buildSampleApp } from '../support/build-sample-app.js';
 import { parsePrometheusText, samplesOf, sampleValue } from '../support/prometheus-text.js';
+import { checkJobControlErrors, checkJobsTables, pauseRunNowResume, SAMPLE_JOBS } from './job-control.steps.js';
+import { type ElectionStatus, electionsOf, type Replica, ROOT, startReplica, withTimeout } from './sample-replicas.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = process.env.TEST_ARTIFACTS_DIR ?? join(ROOT, 'test-artifacts');
 
@@ -39,73 +39,12 @@ if (!haveChromium && !inCI) {
 // In CI a missing browser is a failure, never a silent skip.
 const describeBrowser = haveChromium || inCI ? describe : describe.skip;
 
-interface Replica {
-  id: string;
-  port: number;
-  child: ChildProcessWithoutNullStreams;
-  output: string[];
-  exited: Promise<void>;
-}
-
-async function startReplica(id: string, elections: string[]): Promise<Replica> {
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AZURE_STORAGE_CONNECTION_STRING: process.env.AZURITE_CONNECTION_STRING,
-    ELECTIONS: elections.join(','),
-    ELECTION: '',
-    INSTANCE_ID: id,
-    PORT: String(port),
-    LOG_FORMAT: 'json',
-    NO_COLOR: '1',
-  };
-  delete env.AZURE_STORAGE_ACCOUNT_URL;
-  const child = spawn(process.execPath, [join(ROOT, 'sample-app/dist/main.js')], { cwd: ROOT, env });
-  const output: string[] = [];
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const listening = new Promise<void>((resolve, reject) => {
-    for (const stream of [child.stdout, child.stderr]) {
-      createInterface({ input: stream }).on('line', (line) => {
-        output.push(line);
-        if (line.includes('"event":"listening"')) resolve();
-      });
-    }
-    void exited.then(() => reject(new Error(`${id} exited before listening:\n${output.join('\n')}`)));
-  });
-  await withTimeout(listening, 60_000, `${id} to listen`);
-  return { id, port, child, output, exited };
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-interface ElectionStatus {
-  election: string;
-  isLeader: boolean;
-  leaderId: string | null;
-  leaderAdvertise: string | null;
-}
-
 /** Saves a full-page screenshot under ARTIFACTS and says where. */
 async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
   const path = join(ARTIFACTS, name);
   await page.screenshot({ path, fullPage: true });
   console.log(`status page screenshot saved: ${path}`);
-}
-
-async function electionsOf(replica: Replica): Promise<ElectionStatus[]> {
-  const res = await fetch(`http://127.0.0.1:${replica.port}/leader`, { signal: AbortSignal.timeout(5_000) });
-  return ((await res.json()) as { elections: ElectionStatus[] }).elections;
 }
 
 /** Polls `GET /leader` until `done` holds; returns the elections then. */
@@ -150,7 +89,7 @@ describeBrowser('status page in headless Chromium', () => {
     if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
   });
 
-  it('shows every election, hands one over on a click, and shows the failover of the rest, live over SSE', async () => {
+  it('shows every election and its jobs, controls a job from a follower, hands over on a click, and shows the failover, live', async () => {
     const prefix = `status-page-${process.pid}-${Date.now()}`;
     const elections = ['reports', 'billing', 'cleanup'].map((name) => `${prefix}-${name}`);
     const [defaultElection] = elections;
@@ -200,14 +139,15 @@ describeBrowser('status page in headless Chromium', () => {
       'Leader',
       "Leader's address",
       'Term',
+      "Leader's priority",
       'Lease valid until',
       'This replica',
       'Health',
       'Hand over',
     ]);
     expect(await page.getByRole('status').count()).toBe(1);
-    // Leader changes and handover answers are announced.
-    expect(await page.locator('[aria-live="polite"]').count()).toBe(2);
+    // Leader changes, handover answers and job command answers are announced.
+    expect(await page.locator('[aria-live="polite"]').count()).toBe(3);
     const rowOf = (election: string) => page.locator(`tbody tr[data-election="${election}"]`);
     // Every election, with its leader, the leader's address and its term (as of the follower's last poll).
     for (const { election, leaderId } of spread) {
@@ -220,16 +160,32 @@ describeBrowser('status page in headless Chromium', () => {
       const term = await row.locator('td.term').textContent();
       expect(Number(term)).toBeGreaterThanOrEqual(leaderId === 'replica-2' ? 2 : 1);
       expect(await row.locator('td.self').textContent()).toBe(leaderId === 'replica-2' ? 'leader' : 'follower');
+      // Every replica runs with the default priority; the third one, below, does not.
+      expect(await row.locator('td.priority').textContent()).toBe('0');
     }
     expect(await table.getByRole('rowheader').allTextContents()).toEqual(elections);
     await page.locator('#connection', { hasText: 'live' }).waitFor({ timeout: 5_000 });
     expect(await page.locator('#identity').textContent()).toBe('replica-2');
+    expect(await page.locator('#priority').textContent()).toBe('0');
     // Marks this document: a reload would lose it.
     await page.evaluate(() => {
       (globalThis as unknown as { notReloaded: boolean }).notReloaded = true;
     });
 
-    // 1. A click hands one of replica-1's elections over to replica-2.
+    // 1. Jobs, on a follower's page: every sample job with its last run; then Pause, Run now and
+    // Resume of the most frequent job among those replica-1 leads (one of the two runs every 10 s or
+    // more often), each applied by replica-1.
+    const jobsFrom = Date.now();
+    await checkJobsTables(page, elections, ofFirst);
+    const [target] = SAMPLE_JOBS.filter((job) => ofFirst.includes(elections[job.election] as string)).sort(
+      (a, b) => a.periodMs - b.periodMs,
+    );
+    if (!target) throw new Error(`no sample job in replica-1's elections ${ofFirst.join(', ')}`);
+    await pauseRunNowResume(page, second, first, target, elections[target.election] as string);
+    await checkJobControlErrors(second);
+    console.log(`job control on the status page checked in ${Date.now() - jobsFrom} ms (${target.name})`);
+
+    // 2. A click hands one of replica-1's elections over to replica-2.
     const moved = rowOf(handedOver);
     await page.getByRole('combobox', { name: `Hand ${handedOver} over to` }).selectOption('replica-2');
     const clickedAt = Date.now();
@@ -253,7 +209,7 @@ describeBrowser('status page in headless Chromium', () => {
       .locator('#handover-result', { hasText: `${handedOver}: handover refused (409): replica-2 already leads` })
       .waitFor({ timeout: 10_000 });
 
-    // 2. kill -9 replica-1: its last election moves to replica-2 once the lease expires.
+    // 3. kill -9 replica-1: its last election moves to replica-2 once the lease expires.
     const row = rowOf(crashedWith);
     const killedAt = Date.now();
     first.child.kill('SIGKILL');
@@ -316,6 +272,18 @@ describeBrowser('status page in headless Chromium', () => {
     ).toBe(0);
     expect(samplesOf(samples, 'leader_election_stuck_work_seconds', { handler: 'QueueWorker.pump' })).toEqual([]);
 
+    // 4. A third replica with priority 10: it takes elections from replica-2 (priority and spread),
+    // and the page shows the new leader's priority, read from its lease.
+    const thirdFrom = Date.now();
+    replicas.push(await startReplica('replica-3', elections, { PRIORITY: '10' }));
+    const outranked = page
+      .locator('#elections tr')
+      .filter({ has: page.locator('td.leader', { hasText: /^replica-3$/ }) });
+    await outranked.first().waitFor({ timeout: SPREAD_TIMEOUT_MS });
+    console.log(`status page showed replica-3 (priority 10) leading ${Date.now() - thirdFrom} ms after its start`);
+    for (const priority of await outranked.locator('td.priority').allTextContents()) expect(priority).toBe('10');
+    expect(await page.locator('#priority').textContent()).toBe('0');
+
     await screenshot(page, 'status-page-after-handover-and-failover.png');
 
     // A replica with a page attached still shuts down on SIGTERM: the stream ends, the page says so.
@@ -328,5 +296,5 @@ describeBrowser('status page in headless Chromium', () => {
     expect(second.output.some((line) => line.includes('"event":"stopped"'))).toBe(true);
     await page.locator('#connection', { hasText: 'disconnected' }).waitFor({ timeout: 5_000 });
     passed = true;
-  }, 120_000);
+  }, 200_000);
 });
