@@ -17,26 +17,37 @@ const messages = electionMessages.jobs;
 export { JOB_CATALOGUE_KEY, jobHistoryKey };
 
 /** How a run ended; `running` while it has not (or its leader died before recording its end). */
-export type JobRunOutcome = 'ok' | 'error' | 'aborted' | 'running';
+export type JobRunOutcome = JobRun['outcome'];
 
-/** One run of a job, as the leader that ran it recorded it. */
+/**
+ * One run of a job, as the leader that ran it recorded it in the store: what `jobHistory()` lists
+ * (newest first) and `jobs()` shows as `lastRun`.
+ */
 export interface JobRun {
+  /** The job's name. */
   job: string;
-  /** Epoch ms, the leader's wall clock. */
+  /** When it started: epoch ms, on the leader's wall clock. */
   startedAt: number;
+  /** When it ended (epoch ms); absent while `running`. */
   finishedAt?: number;
+  /** How long it ran (ms); absent while `running`. */
   durationMs?: number;
-  outcome: JobRunOutcome;
-  /** The identity of the replica that ran it. */
+  /**
+   * `running` until its end is recorded (for good when its leader lost its lease first), then `ok`,
+   * `error`, or `aborted` (it failed after its term's signal aborted).
+   */
+  outcome: 'ok' | 'error' | 'aborted' | 'running';
+  /** The identity of the replica that ran it: the leader of `term`. */
   by: string;
-  /** Its term (fencing token). */
+  /** The term (fencing token) it ran in. */
   term: number;
-  /** A once-per-tick job's fire time (epoch ms). */
+  /** A once-per-tick job's scheduled fire time (epoch ms). */
   tick?: number;
+  /** A scheduled run, or one an operator asked for (`runJobNow`, the CLI's `jobs run`). */
   trigger: 'schedule' | 'run-now';
-  /** The {@link RunNowCommand} id of a run-now run. */
+  /** The id of the run-now command that caused it (what `runJobNow` resolved with). */
   commandId?: string;
-  /** The error's message, at most {@link MAX_RUN_ERROR_LENGTH} characters. */
+  /** The error's message, at most 200 characters. */
   error?: string;
 }
 

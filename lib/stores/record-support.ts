@@ -1,6 +1,7 @@
 import { FatalLeaseStoreError } from '../shared/errors.js';
 import { MAX_SHARED_RECORD_BYTES, type RecordWriteOptions, type SharedRecord } from './lease-store.calls.js';
 import type { LeaseStore } from './lease-store.js';
+import { parseEnvelope } from './state-support.js';
 import { storeMessages as messages } from './store.messages.js';
 
 /**
@@ -66,14 +67,7 @@ export function encodeRecord(json: string, version: string): string {
 
 /** Reads a stored envelope (a JSON string or a parsed object); anything else is reported as corrupt. */
 export function decodeRecord(store: string, election: string, key: string, stored: unknown): SharedRecord {
-  let entry: unknown = stored;
-  if (typeof stored === 'string') {
-    try {
-      entry = JSON.parse(stored);
-    } catch {
-      entry = undefined;
-    }
-  }
+  const entry = parseEnvelope(stored);
   const { version } = (entry ?? {}) as Partial<SharedRecord>;
   if (typeof entry !== 'object' || entry === null || !('value' in entry) || typeof version !== 'string') {
     throw new FatalLeaseStoreError(messages.records.corrupt(store, election, key));

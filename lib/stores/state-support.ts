@@ -65,16 +65,19 @@ export function prepareStateWrite(
   return { key, json, entry: `{"value":${json},"term":${lease.term}}` };
 }
 
+/** A stored envelope as an object: a JSON string parsed (undefined when it is not JSON), anything else as is. */
+export function parseEnvelope(stored: unknown): unknown {
+  if (typeof stored !== 'string') return stored;
+  try {
+    return JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads a stored `{ value, term }` entry; anything else is reported as corrupt, never guessed at. */
 export function decodeStateEntry(store: string, election: string, key: string, stored: unknown): LeaderStateEntry {
-  let entry: unknown = stored;
-  if (typeof stored === 'string') {
-    try {
-      entry = JSON.parse(stored);
-    } catch {
-      entry = undefined;
-    }
-  }
+  const entry = parseEnvelope(stored);
   const { value, term } = (entry ?? {}) as Partial<LeaderStateEntry>;
   if (typeof entry !== 'object' || entry === null || !('value' in entry) || !Number.isSafeInteger(Number(term))) {
     throw new FatalLeaseStoreError(messages.state.corrupt(store, election, key));

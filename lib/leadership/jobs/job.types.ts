@@ -1,36 +1,7 @@
-import type { JobRun as StoredJobRun } from '../../election/job-history.js';
+import type { JobRun } from '../../election/job-history.js';
 
-/**
- * One run of a job, as the leader that ran it recorded it in the store: what `jobHistory()` lists
- * (newest first) and `jobs()` shows as `lastRun`.
- */
-export interface JobRun {
-  /** The job's name. */
-  job: string;
-  /** When it started: epoch ms, on the leader's wall clock. */
-  startedAt: number;
-  /** When it ended (epoch ms); absent while `running`. */
-  finishedAt?: number;
-  /** How long it ran (ms); absent while `running`. */
-  durationMs?: number;
-  /**
-   * `running` until its end is recorded (for good when its leader lost its lease first), then `ok`,
-   * `error`, or `aborted` (it failed after its term's signal aborted).
-   */
-  outcome: 'ok' | 'error' | 'aborted' | 'running';
-  /** The identity of the replica that ran it: the leader of `term`. */
-  by: string;
-  /** The term (fencing token) it ran in. */
-  term: number;
-  /** A once-per-tick job's scheduled fire time (epoch ms). */
-  tick?: number;
-  /** A scheduled run, or one an operator asked for (`runJobNow`, the CLI's `jobs run`). */
-  trigger: 'schedule' | 'run-now';
-  /** The id of the run-now command that caused it (what `runJobNow` resolved with). */
-  commandId?: string;
-  /** The error's message, at most 200 characters. */
-  error?: string;
-}
+// One definition of a run: the election layer's stored record is the public type.
+export type { JobRun };
 
 /** One job as `jobs()` lists it: this replica's registry, with what the store says about it. */
 export interface JobInfo {
@@ -70,8 +41,3 @@ export interface JobCommandOptions {
   /** Gives up when it aborts (each call is bounded like a follower's store call anyway). */
   signal?: AbortSignal;
 }
-
-// The public run is the stored one, documented: the two may not drift apart.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const sameShape: Same<JobRun, StoredJobRun> = true;
-void sameShape;
