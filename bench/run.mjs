@@ -27,6 +27,8 @@
 //  13 handover call cost  apps/handover-calls.ts (capability on vs hidden, and per handover)
 //  14 import cost         bench/import-cost.mjs (cold import of each entry over @nestjs/core, Azure SDK loaded?)
 //  15 metrics overhead   bench/metrics-overhead.mjs (per @LeaderOnly call and renewal: no API, API only, SDK)
+//  16 store traffic      bench/figures/store-traffic.mjs + lib/traffic/ (calls per replica-hour by role and feature,
+//                        store object and wire, and the 1,000 × 20 fleet; also `node bench/figures/store-traffic.mjs`)
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

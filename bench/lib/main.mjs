@@ -8,8 +8,10 @@
 //      no flapping (its fleet watched from the start of C);       rows/spread.mjs
 //      figure 13 counts its calls in phase B
 //   (8, the fleet projection, is computed from figure 5's counts: rows/fleet.mjs)
+//   E  store traffic per replica-hour (16), alone: counts    figures/store-traffic.mjs
 // servers.mjs starts what the stores need; report.mjs writes latest.json / latest.md and the table.
 import { join } from 'node:path';
+import { storeTraffic, storeTrafficRows, trafficTable } from '../figures/store-traffic.mjs';
 import { DEFAULTS, FAST, TICK_MS } from './impls.mjs';
 import { changeJobs, fig3Timings, pool, runJobs } from './jobs.mjs';
 import { Child, compileApps, killAll } from './proc.mjs';
@@ -154,6 +156,14 @@ export async function main({ root, startedAt, quick }) {
     const phaseD = Date.now();
     await attempt('figures 10–12', () => spreadPhase({ stores: STORES, quick, log, errors, flap: watched }));
     log(`figures 10–12 took ${((Date.now() - phaseD) / 1000).toFixed(0)} s`);
+
+    // ---- phase E: store traffic, every store at once (counts; ≈ 40 s, 80 s in full) ------------
+    log('figure 16: store traffic per replica-hour…');
+    await attempt('figure 16', async () => {
+      const traffic = await storeTraffic({ stores: STORES, quick, log });
+      console.log(`\n${trafficTable(traffic)}\n`);
+      return storeTrafficRows(traffic, errors);
+    });
   } finally {
     await stopServers();
   }

@@ -29,6 +29,7 @@ const FIGURE_TITLES = {
   13: 'What the handover capability costs: store calls per instance-hour vs the capability hidden, and per handover',
   14: 'Cold import of each entry, fresh processes, next to @nestjs/core alone (and whether the Azure SDK loads)',
   15: 'What OpenTelemetry metrics add: ns per @LeaderOnly call and per renewal, no API / API without SDK / SDK',
+  16: 'Store traffic per replica-hour at the defaults, by role and feature (store-object calls; wire round trips in the notes)',
 };
 
 export function machineInfo() {
@@ -106,7 +107,7 @@ function markdown(rows, output) {
       'Medians of n trials; every figure with p95 and max is in `bench/results/latest.json`.',
     '',
   ];
-  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15])) {
+  for (const figure of /** @type {const} */ ([1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16])) {
     const group = rows.filter((r) => r.figure === figure);
     if (!group.length) continue;
     lines.push(`**${figure}. ${FIGURE_TITLES[figure]}**`, '');
