@@ -145,7 +145,15 @@ export async function runNowCommand(
     by: command.by,
     at: command.at ?? Date.now(),
   };
-  await updateJobBoard(store, election, (board) => queueRunNow(board, queued), signal);
+  await updateJobBoard(
+    store,
+    election,
+    (board) => {
+      const next = queueRunNow(board, queued);
+      return next === board ? undefined : next;
+    },
+    signal,
+  );
   return queued;
 }
 

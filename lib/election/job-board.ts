@@ -135,7 +135,11 @@ export function resumeJob(board: JobBoard, job: string, resume: JobResume): JobB
   return { ...board, paused, resumed: { ...board.resumed, [job]: entry } };
 }
 
-/** `board` with `command` queued last; throws a RangeError when {@link MAX_RUN_NOW_QUEUE} commands wait already. */
+/**
+ * `board` with `command` queued last; throws a RangeError when {@link MAX_RUN_NOW_QUEUE} commands wait
+ * already. `board` itself when a command of that id waits already: a write answered "condition failed"
+ * may have landed all the same (a driver's resend), and the retry must not queue it a second time.
+ */
 export function queueRunNow(board: JobBoard, command: RunNowCommand): JobBoard {
   const checked: RunNowCommand = {
     id: command.id,
@@ -146,6 +150,7 @@ export function queueRunNow(board: JobBoard, command: RunNowCommand): JobBoard {
   if (typeof checked.id !== 'string' || checked.id === '' || checked.id.length > 100 || !isStorableText(checked.id)) {
     throw new TypeError(messages.badField('id', 'a non-empty text of at most 100 characters', command.id));
   }
+  if (board.runNow.some((queued) => queued.id === checked.id)) return board;
   if (board.runNow.length >= MAX_RUN_NOW_QUEUE) throw new RangeError(messages.runNowQueueFull(MAX_RUN_NOW_QUEUE));
   return { ...board, runNow: [...board.runNow, checked] };
 }

@@ -180,6 +180,27 @@ describe('job board records', () => {
     expect(queued.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('queues a run-now once when its write landed but was answered "condition failed" (a resend)', async () => {
+    // Found by the simulation (#28): a driver resent the write after it applied; the copy's condition
+    // failed, the loop re-read and queued the same command again, and the leader ran it twice.
+    const base = new InMemoryLeaseStore();
+    const resending = Object.assign(Object.create(base) as InMemoryLeaseStore, {
+      async writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions) {
+        await base.writeRecord(election, key, value, options);
+        return base.writeRecord(election, key, value, options);
+      },
+    });
+    const queued = await runNowCommand(resending, 'billing', { job: 'a', by: 'ops', at: T }, signal());
+    const { board } = await readJobBoard(base, 'billing', signal());
+    expect(board.runNow).toEqual([queued]);
+    expect(queueRunNow(board, queued)).toBe(board);
+    const full = Array.from({ length: MAX_RUN_NOW_QUEUE }, (_, i) => command('a', `c${i}`)).reduce(
+      queueRunNow,
+      emptyJobBoard(),
+    );
+    expect(queueRunNow(full, command('a', 'c7'))).toBe(full);
+  });
+
   it('concurrent writers: every command recorded once', async () => {
     const store = new InMemoryLeaseStore();
     const jobs = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
