@@ -269,10 +269,21 @@ export const mutants = [
     from: 'if (spreadRequestYields(decodeHandoverRequest(slot.handover), request)) return false;',
     to: '',
     tests: SIM,
-    // Caught by `request` in feature run 13 (3 violations in feature runs 0–99, re-measured after #27
-    // moved the schedules: run 39, the one catching run before, no longer does). The default
-    // campaign's 40 feature runs hold it. Weak: a scenario that races more often is a follow-up.
+    // Caught by `request` in feature runs 8 and 32 (re-measured after #28 put job control in the
+    // feature world; before, run 13, and before #27 run 39). The default campaign's 40 feature runs
+    // hold it. Weak: a scenario that races more often is a follow-up.
     campaign: { from: 0, runs: 40, featureRuns: 40 },
+  },
+  // #28: job control in the feature world.
+  {
+    id: 'sim-job-board-read-once-per-term',
+    rule: '#28, simulation only: the leader reads the job board after every renewal, not only when its term starts (a pause or resume recorded mid-term applies within a renew interval, and a run-now waits no longer)',
+    file: 'lib/leadership/jobs/job.control.ts',
+    from: "if (event.type === 'elected' || event.type === 'renewed') this.renewed(event.term);",
+    to: "if (event.type === 'elected') this.renewed(event.term);",
+    tests: SIM,
+    // Caught by `jobs` in 23 of the 25 feature runs with job control among 0–39, 2 and 3 the first.
+    campaign: { from: 2, runs: 2, featureRuns: 2 },
   },
   {
     id: 'margin-unchecked',

@@ -23,6 +23,13 @@ export interface CampaignReport {
   wallMs: number;
   simulatedMs: number;
   events: number;
+  /**
+   * Every run's event-log digest, folded in run order (hex): a campaign replayed with the same seed,
+   * runs and checks prints the same one, or something outside the seed steered it.
+   */
+  digest: string;
+  /** Each run's digest, in run order (a run's elector world, then its feature world if simulated). */
+  digests: number[];
   elections: number;
   /** Violations by check, and the first run that showed each. */
   byCheck: Partial<Record<CheckName, { count: number; first: CampaignFinding }>>;
@@ -66,6 +73,8 @@ export async function campaign(
     wallMs: 0,
     simulatedMs: 0,
     events: 0,
+    digest: '',
+    digests: [],
     elections: 0,
     byCheck: {},
     maxLagMs: 0,
@@ -76,6 +85,7 @@ export async function campaign(
     recoveries: [],
   };
   const recoveries = report.recoveries;
+  let digest = 0x811c9dc5;
   let currentRun = firstRun;
   for (let run = firstRun; run < firstRun + runs; run++) {
     currentRun = run;
@@ -93,12 +103,15 @@ export async function campaign(
     onProgress?.(run - firstRun + 1);
   }
   report.recoveryMs = quantiles(recoveries);
+  report.digest = digest.toString(16).padStart(8, '0');
   report.wallMs = Date.now() - started;
   return report;
 
   async function merge(result: RunResult, world: CampaignFinding['world'], scenario: Scenario | FeatureScenario) {
     report.simulatedMs += result.simulatedMs;
     report.events += result.events;
+    digest = Math.imul(digest ^ result.digest, 0x01000193) >>> 0;
+    report.digests.push(result.digest);
     report.elections += result.elections;
     report.maxLagMs = Math.max(report.maxLagMs, result.maxLagMs);
     report.resumeOverlaps += result.resumeOverlaps;

@@ -38,6 +38,13 @@ export const CHECKS = [
   'tick',
   /** (e) every stop() and removeElection() settles within its bound. */
   'settle',
+  /** (f) the preferred leader: moves go up in priority, the placement settles, then nothing moves (priority-check.ts). */
+  'priority',
+  /**
+   * (g) job control: no scheduled run of a paused job once applied, a resume restarts its runs, a
+   * run-now runs once, only on a leader, within its bound (job-control.ts).
+   */
+  'jobs',
 ] as const;
 export type CheckName = (typeof CHECKS)[number];
 

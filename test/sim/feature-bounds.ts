@@ -25,6 +25,12 @@ import { MAX_DRIFT } from './scenario.js';
  *   and its heir acquires (poll + ct); or it is replaced by another operator's request.
  * - stop (e): drain (in-flight work, grace, release) + ct for the call in flight + ct for late answers
  *   + ct for the candidate slot's give-back + ct for the watch cancel.
+ * - job command applied (g): the leader reads the job board at the start of its term and after every
+ *   renewal, so a pause or resume recorded in the store decides its scheduled calls from the read
+ *   after the next renewal on: renewInterval, plus the renewal's and the read's round trips.
+ * - run now (g): read at the leader's next renewal (renewInterval + a round trip), claimed (a read and
+ *   a compare-and-set, retried within one ct), then run at once; or leadership moves first — the
+ *   acting-leader bound (a) — and the new leader reads and claims at its election (+ 2 ct).
  * Each bound adds round trips (2 × latency) and late timers per step, and the probe period.
  */
 export function featureBounds(s: FeatureScenario) {
@@ -43,6 +49,8 @@ export function featureBounds(s: FeatureScenario) {
     recoveryMs: (lease + (s.standby ? 3 * lease : 0)) * drift,
     requestMs: (3 * renewIntervalMs + 2 * (s.shutdownTimeoutMs + grace) + 3 * ct + poll) * drift + steps + probe,
     stopMs: (s.shutdownTimeoutMs + grace + 5 * ct) * drift + steps + probe,
+    applyMs: renewIntervalMs * drift + steps,
+    runNowMs: (2 * renewIntervalMs + s.shutdownTimeoutMs + grace + 4 * ct + poll) * drift + steps + probe,
     /**
      * (d) A once-per-tick run starts at most ¾ period after its timer fired (later, it is the next
      * tick's), plus its claim: a read and a write (each within ct), retried within the tick's budget

@@ -31,6 +31,27 @@ export interface FeatureScenario {
   faultMs: number;
   quietMs: number;
   events: FeatureEvent[];
+  /**
+   * The preferred leader (issue #28), in some runs: each replica's `priority` (ties on purpose). After
+   * the quiet phase the world stays calm (no operator, no new work) until the placement has been
+   * settled for `holdMs` (nothing may move meanwhile), at most `settleMs`, before every replica
+   * stops (priority-check.ts).
+   */
+  priority?: { priorities: number[]; settleMs: number; holdMs: number };
+  /**
+   * Job control (issue #28), in some runs with jobs: operators pause, resume and run jobs now from
+   * any replica, through the service's calls (job-control.ts); every replica's runtimes then keep
+   * the job board in the store.
+   */
+  jobControl?: { commands: JobCommand[] };
+}
+
+/** An operator's job command, issued on replica `node` for job `job` (an index into `jobs`). */
+export interface JobCommand {
+  at: number;
+  node: number;
+  job: number;
+  op: 'pause' | 'resume' | 'run-now';
 }
 
 export type FeatureEvent =
@@ -127,6 +148,8 @@ export function featureScenarioOf(seed: number): FeatureScenario {
   if (rng.chance(0.4)) events.push({ kind: 'add', at: at(), election: elections });
   if (rng.chance(0.3)) events.push({ kind: 'remove', at: at(), election: int(1, elections - 1) });
   events.sort((a, b) => a.at - b.at);
+  const priority = priorityOf(seed, nodes, lease, standby !== undefined);
+  const jobControl = jobControlOf(seed, { nodes, jobs, lease, warmupMs, faultMs, quietMs, standby: !!standby });
   return {
     seed,
     nodes,
@@ -163,5 +186,72 @@ export function featureScenarioOf(seed: number): FeatureScenario {
     faultMs,
     quietMs,
     events,
+    ...(priority ? { priority } : {}),
+    ...(jobControl ? { jobControl } : {}),
   };
+}
+
+/**
+ * Priorities for about half the runs with leases of seconds, from their own draws (a run without
+ * them replays as before priorities existed): small values, so replicas tie often (equal priorities
+ * must never move), now and then a negative one. Settled, the placement is held for 5 leases; it
+ * must settle within 25 (measured: within 0.7 of a lease of the quiet phase's end in every run of the
+ * default campaign; a rule that keeps a follower from asking leaves it unsettled). With standby followers it need not settle (a standby hears of a holder only every
+ * `standbyPollMs`): the calm lasts the 5 leases only, for the no-flapping check.
+ */
+function priorityOf(seed: number, nodes: number, lease: number, standby: boolean): FeatureScenario['priority'] {
+  const rng = new Rng(seed ^ 0x2c1b3c6d);
+  if (!rng.chance(0.5) || lease > 100_000) return undefined;
+  const values = [-1, 0, 0, 1, 2, 2, 5];
+  const priorities = Array.from({ length: nodes }, () => values[Math.floor(rng.next() * values.length)] as number);
+  const holdMs = 5 * lease;
+  return { priorities, settleMs: standby ? holdMs : 25 * lease, holdMs };
+}
+
+/**
+ * Job commands for about half the runs with jobs, from their own draws (a run without them replays
+ * as before job control existed). A few strike anywhere in the fault phase (safety only: a run-now
+ * runs at most once, only on a leader); in the quiet phase, once the faults' leases have expired, a
+ * pause held for a few leases then (mostly) resumed, and run-nows — of that job while paused too
+ * (a run-now runs a paused job). Sometimes a pause in the warm-up, so leaders elected later must
+ * honour a pause recorded before their term.
+ */
+function jobControlOf(
+  seed: number,
+  s: {
+    nodes: number;
+    jobs: FeatureScenario['jobs'];
+    lease: number;
+    warmupMs: number;
+    faultMs: number;
+    quietMs: number;
+    standby: boolean;
+  },
+): FeatureScenario['jobControl'] {
+  const rng = new Rng(seed ^ 0x6a09e667);
+  if (s.jobs.length === 0 || !rng.chance(0.5)) return undefined;
+  const int = (min: number, max: number) => Math.floor(rng.between(min, max + 1));
+  const job = () => int(0, s.jobs.length - 1);
+  const node = () => int(0, s.nodes - 1);
+  const commands: JobCommand[] = [];
+  const op = () => (['pause', 'resume', 'run-now'] as const)[int(0, 2)] as JobCommand['op'];
+  if (rng.chance(0.3))
+    commands.push({ at: Math.round(rng.between(0.3, 0.9) * s.warmupMs), node: node(), job: job(), op: 'pause' });
+  for (let i = int(0, 4); i > 0; i--)
+    commands.push({ at: Math.round(rng.between(s.warmupMs, s.faultMs)), node: node(), job: job(), op: op() });
+  // Quiet: after the leases of replicas lost in the faults expired (four leases with standby).
+  const settled = s.faultMs + (s.standby ? 4.2 : 1.2) * s.lease;
+  const quietAt = (from: number, to: number) =>
+    Math.round(settled + rng.between(from, to) * (s.faultMs + s.quietMs - settled));
+  const paused = job();
+  const pauseAt = quietAt(0, 0.3);
+  commands.push({ at: pauseAt, node: node(), job: paused, op: 'pause' });
+  if (rng.chance(0.8))
+    commands.push({ at: Math.round(pauseAt + rng.between(2, 5) * s.lease), node: node(), job: paused, op: 'resume' });
+  // A job paused since the warm-up or the faults is resumed too, now and then.
+  if (rng.chance(0.5)) commands.push({ at: quietAt(0, 0.5), node: node(), job: job(), op: 'resume' });
+  for (let i = int(1, 3); i > 0; i--)
+    commands.push({ at: quietAt(0, 0.5), node: node(), job: rng.chance(0.4) ? paused : job(), op: 'run-now' });
+  commands.sort((a, b) => a.at - b.at);
+  return { commands };
 }

@@ -1,10 +1,14 @@
 import { type CronMetadata, CronSchedule } from '../../lib/leadership/cron-schedule.js';
+import { ElectionRegistry } from '../../lib/leadership/election.registry.js';
 import type { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
+import { LeaderOnlyRunner, type LeaderOnlySite, leaderOnlySite } from '../../lib/leadership/leader-only.runner.js';
 import { type LeaderOnlyTick, OncePerTickRunner } from '../../lib/leadership/once-per-tick.runner.js';
 import type { HandoverRequest } from '../../lib/stores/lease-store.js';
 import type { CheckName, Violation } from './checker.js';
 import { featureBounds } from './feature-bounds.js';
 import type { FeatureEvent, FeatureScenario } from './feature-scenario.js';
+import { JobWorld } from './job-control.js';
+import { PriorityCheck, type PriorityReplica } from './priority-check.js';
 import { SimReplica } from './replica.js';
 import { Rng } from './rng.js';
 import { SimLeaseServer, SimStoreClient } from './sim-store.js';
@@ -60,7 +64,8 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     scenario.jobs.map((job, j) => CronSchedule.load(job.label, crons[j] as CronMetadata)),
   );
   const ran = new Map<string, number>();
-  const runners = new WeakMap<ElectionRuntime, OncePerTickRunner>();
+  /** Per runtime, its once-per-tick runner and the `@LeaderOnly` runner over it (as the app's binding has them). */
+  const runners = new WeakMap<ElectionRuntime, { ticks: OncePerTickRunner; leaderOnly: LeaderOnlyRunner }>();
   /** Operators' requests as recorded, with the request each replaced in the store (if any). */
   const requests: Array<{ request: HandoverRequest; at: number; replaced?: HandoverRequest }> = [];
   /** Per election, the replica slot whose handover a `cut-drain` abandoned. */
@@ -69,6 +74,11 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
   const calm = (at: number) => at < scenario.warmupMs || (at >= quietStart && at <= quietEnd);
   const settles: Array<{ what: string; at: number; settled?: number }> = [];
   const spreadRaces = { filed: 0, yielded: 0 };
+  const priorities = scenario.priority?.priorities;
+  const priorityOf = (identity: string) => priorities?.[Number(/^r(\d+)/.exec(identity)?.[1])] ?? 0;
+  const priorityCheck = priorities && new PriorityCheck(scenario, server, fail, priorityOf);
+  /** After the quiet phase, while the placement settles (priority runs only). */
+  const settling = () => scenario.priority !== undefined && world.now > quietEnd;
 
   const live = (s: Slot | undefined): s is Slot =>
     s !== undefined && !s.crashed && !s.stopRequested && s.replica.started && s.replica.clock.running;
@@ -97,7 +107,8 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       previous ? previous.wallNow() - world.now : 1.7e12 + (scenario.skewMs[index] as number),
     );
     const client = new SimStoreClient(world, server, identity, clock, true);
-    const replica = new SimReplica(identity, clock, client, scenario, elections);
+    const setupJobs = jobWorld && ((handle: ElectionRuntime) => jobWorld.setup(handle));
+    const replica = new SimReplica(identity, clock, client, scenario, elections, priorityOf(identity), setupJobs);
     const slot: Slot = { index, replica };
     slots[index] = slot;
     world.schedule(
@@ -134,32 +145,84 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
   /**
    * The once-per-tick runner of the election's runtime, its jobs registered as the explorer does at
    * startup (one `Provider<j>` each): a job whose key another job already holds is refused there, and
-   * never runs (the app would not start).
+   * never runs (the app would not start). Calls go through the `@LeaderOnly` runner, as the
+   * decorator's binding sends them: with job control, through its gate.
    */
   const refused = new WeakMap<ElectionRuntime, Set<number>>();
-  const runnerOf = (handle: ElectionRuntime, election: number): OncePerTickRunner => {
-    let runner = runners.get(handle);
-    if (runner) return runner;
-    runner = new OncePerTickRunner(silent);
-    runners.set(handle, runner);
+  const runnerOf = (handle: ElectionRuntime, election: number) => {
+    const known = runners.get(handle);
+    if (known) return known;
+    const runner = new OncePerTickRunner(silent);
+    const registry = new ElectionRegistry();
+    registry.add(handle.election, handle);
+    const leaderOnly = new LeaderOnlyRunner(registry, runner, () => new Error('not a route'), {
+      debugEnabled: () => false,
+      debug: () => undefined,
+    });
+    runners.set(handle, { ticks: runner, leaderOnly });
     const out = new Set<number>();
     scenario.jobs.forEach((job, j) => {
       if (job.election !== election) return;
       try {
-        (runner as OncePerTickRunner).register(
-          handle,
-          ticks[j] as LeaderOnlyTick,
-          crons[j] as CronMetadata,
-          `Provider${j}`,
-          () => undefined,
-        );
+        runner.register(handle, ticks[j] as LeaderOnlyTick, crons[j] as CronMetadata, `Provider${j}`, () => undefined);
       } catch {
         out.add(j);
       }
     });
     refused.set(handle, out);
-    return runner;
+    return { ticks: runner, leaderOnly };
   };
+  /** A scheduled call of job `j` runs (the job's method, called with fireTick's arguments). */
+  const scheduledRun = (j: number, args: unknown[]) => {
+    const [slot, f, fired, handle] = args as [Slot, number, number, ElectionRuntime];
+    const job = scenario.jobs[j] as FeatureScenario['jobs'][number];
+    const key = `${j}:${f}`;
+    if (process.env.SIM_TRACE_TICKS)
+      console.log(`${world.now.toFixed(1)} ${slot.replica.identity} runs job ${j} tick ${f} term ${handle.term}`);
+    // Policy: a run more than ¾ period late counts as the next tick. Its claim may add its store
+    // calls (a read and a write, each within the call timeout) and retries within the tick's budget.
+    const late = world.now - fired;
+    if (late > bounds.tickLateMs(job.periodS * 1000))
+      fail(
+        'tick',
+        `job ${j} (${job.label}) ran its tick ${new Date(f).toISOString()} ${late.toFixed(0)} ms after it fired (bound ${bounds.tickLateMs(job.periodS * 1000).toFixed(0)} ms: a stale run)`,
+        `ticklate:${j}`,
+      );
+    const count = (ran.get(key) ?? 0) + 1;
+    ran.set(key, count);
+    if (count > 1) fail('tick', `job ${j} (${job.label}) ran its tick ${new Date(f).toISOString()} ${count} times`);
+    jobWorld?.scheduledRun(j, slot.replica.identity, handle, fired);
+  };
+  const jobWorld = scenario.jobControl
+    ? new JobWorld(
+        scenario,
+        world,
+        server,
+        bounds,
+        { warmupMs: scenario.warmupMs, quietStart, quietEnd },
+        fail,
+        crons,
+        scheduledRun,
+        (identity) => slots.find((s) => live(s) && s.replica.identity === identity)?.replica,
+      )
+    : undefined;
+  /** Each job's method, as its class carries it (one per job, shared by the replicas). */
+  const methods =
+    jobWorld?.methods ??
+    scenario.jobs.map(
+      (_, j) =>
+        (...args: unknown[]) =>
+          scheduledRun(j, args),
+    );
+  const sites = scenario.jobs.map((job, j) =>
+    leaderOnlySite({
+      label: job.label,
+      election: name(job.election),
+      isAsync: true,
+      tick: ticks[j] as LeaderOnlyTick,
+      isRoute: () => false,
+    }),
+  );
   const fireTick = (slot: Slot, j: number, f: number) => {
     const job = scenario.jobs[j] as FeatureScenario['jobs'][number];
     const handle = slot.replica.handles.get(name(job.election));
@@ -169,32 +232,11 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     const term = handle.term;
     const key = `${j}:${f}`;
     const fired = world.now;
-    // As the `@LeaderOnly` runner does once the runtime answered "leading": the tick goes through the ledger.
-    void runner
-      .run(
-        handle,
-        ticks[j] as LeaderOnlyTick,
-        () => {
-          if (process.env.SIM_TRACE_TICKS)
-            console.log(`${world.now.toFixed(1)} ${slot.replica.identity} runs job ${j} tick ${f} term ${handle.term}`);
-          // Policy: a run more than ¾ period late counts as the next tick. Its claim may add its store
-          // calls (a read and a write, each within the call timeout) and retries within the tick's budget.
-          const late = world.now - fired;
-          if (late > bounds.tickLateMs(job.periodS * 1000))
-            fail(
-              'tick',
-              `job ${j} (${job.label}) ran its tick ${new Date(f).toISOString()} ${late.toFixed(0)} ms after it fired (bound ${bounds.tickLateMs(job.periodS * 1000).toFixed(0)} ms: a stale run)`,
-              `ticklate:${j}`,
-            );
-          const count = (ran.get(key) ?? 0) + 1;
-          ran.set(key, count);
-          if (count > 1)
-            fail('tick', `job ${j} (${job.label}) ran its tick ${new Date(f).toISOString()} ${count} times`);
-        },
-        undefined,
-        [],
-      )
-      .catch((error: unknown) => fail('model', `tick of job ${j}: ${error}`));
+    // As the decorator's binding does: the `@LeaderOnly` runner decides, the tick goes through the ledger.
+    const method = methods[j] as (...args: unknown[]) => unknown;
+    Promise.resolve(
+      runner.leaderOnly.invoke(sites[j] as LeaderOnlySite, method, undefined, [slot, f, fired, handle]),
+    ).catch((error: unknown) => fail('model', `tick of job ${j}: ${error}`));
     // Policy: a tick may be lost only across a failover; a run > ¾ period late counts as the next tick.
     const due = world.now + 0.75 * job.periodS * 1000;
     world.schedule(due, () => {
@@ -204,10 +246,14 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       const settled = quietStart + bounds.recoveryMs + bounds.tickLateMs(job.periodS * 1000);
       if (ran.has(key) || fired < settled || world.now > quietEnd) return;
       const still = inNode(slot.replica.identity, () => handle.isLeader() && handle.term === term);
-      if (still && live(slot) && slot.replica.handles.get(name(job.election)) === handle)
+      if (!still || !live(slot) || slot.replica.handles.get(name(job.election)) !== handle) return;
+      // A paused job's ticks are skipped (recorded, not run) until its resume is applied.
+      const lost = jobWorld ? jobWorld.lostTick(j, fired) : { check: 'tick' as const, why: '' };
+      if (lost)
         fail(
-          'tick',
-          `job ${j} (${job.label}) lost its tick ${new Date(f).toISOString()} on a stable leader ${slot.replica.identity}`,
+          lost.check,
+          `job ${j} (${job.label}) lost its tick ${new Date(f).toISOString()} on a stable leader ${slot.replica.identity}${lost.why}`,
+          lost.key,
         );
     });
   };
@@ -229,13 +275,17 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
 
   // ---- Liveness and safety at probe instants. ----
   const notActing = new Map<string, { since: number; term?: number }>();
+  let lastPlaced: PriorityReplica[] = [];
   const stepping = new Map<string, number | undefined>();
   const leaderless = new Map<string, number>();
   const probe = () => {
     const acting = new Map<string, string[]>();
+    const placed: PriorityReplica[] = [];
     for (const slot of slots) {
       if (!live(slot)) continue;
       const { identity } = slot.replica;
+      const running: PriorityReplica = { identity, priority: slot.replica.priority, healthy: new Map() };
+      placed.push(running);
       for (const [election, handle] of slot.replica.handles) {
         const key = `${identity}:${election}`;
         inNode(identity, () => {
@@ -255,6 +305,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
             if (!stepping.has(key)) stepping.set(key, handle.term);
           } else stepping.delete(key);
           const healthy = handle.health().healthy;
+          running.healthy.set(election, healthy);
           if (!leads || isActing || !healthy) {
             notActing.delete(key);
             return;
@@ -276,6 +327,9 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     for (const [election, who] of acting)
       if (who.length > 1)
         fail('overlap', `${who.join(' and ')} both act as leader of ${election}`, `overlap:${election}`);
+    priorityCheck?.checkMoves();
+    if (settling()) priorityCheck?.probe(elections, placed, world.now);
+    lastPlaced = placed;
     if (world.now < quietStart || world.now > quietEnd) return;
     const liveIds = new Set(slots.filter(live).map((s) => s.replica.identity));
     for (const election of elections) {
@@ -300,6 +354,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
         );
     }
     for (const entry of requests) checkRequest(entry, liveIds);
+    jobWorld?.probe(elections, liveIds);
   };
 
   /** Honoured (leadership moved; to `to` when named), replaced by another operator, or a violation. */
@@ -315,6 +370,12 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       return;
     }
     const moved = server.terms.find((t) => t.election === request.election && t.term > request.term);
+    // Written for a term that had already ended (the requester's view of the holder was a round trip
+    // old): no holder will honour it, nor need to.
+    if (moved && moved.at <= (server.requestWrittenAt.get(request.id) ?? Number.NEGATIVE_INFINITY)) {
+      entry.done = true;
+      return;
+    }
     if (moved) {
       entry.done = true;
       // Another operator's request for the same term may have been the one honoured: visible.
@@ -393,10 +454,36 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       server.faultsOn = true;
     });
     for (const event of scenario.events) world.schedule(event.at, () => act(event));
+    for (const command of scenario.jobControl?.commands ?? []) {
+      world.schedule(command.at, () => {
+        const slot = slots[command.node];
+        if (live(slot)) jobWorld?.issue(command, slot.replica);
+      });
+    }
     await world.runUntil(scenario.faultMs, () => undefined);
     server.faultsOn = false;
     server.partitioned.clear();
     await world.runUntil(quietEnd, () => undefined);
+    if (scenario.priority) {
+      // Calm until the placement has stayed settled for `holdMs` (nothing may move meanwhile), at
+      // most `settleMs`: then it must be settled.
+      const { settleMs, holdMs } = scenario.priority;
+      while (world.now < quietEnd + settleMs && (priorityCheck?.settledFor(world.now) ?? 0) < holdMs)
+        await world.runUntil(Math.min(quietEnd + settleMs, world.now + timings.leaseDurationMs / 2), () => undefined);
+      probe();
+      priorityCheck?.final(elections, lastPlaced);
+      if (process.env.SIM_TRACE_PRIORITY)
+        console.log(
+          JSON.stringify({
+            lease: timings.leaseDurationMs,
+            settledAfterMs: priorityCheck && (priorityCheck.settledAt ?? Number.NaN) - quietEnd,
+            calmMs: world.now - quietEnd,
+            settlings: priorityCheck?.settlings,
+            priorityMoves: server.terms.filter((t) => t.by?.reason === 'priority').length,
+            priorityRequests: server.requestsByReason.get('priority'),
+          }),
+        );
+    }
     for (const slot of slots) {
       if (!live(slot)) continue;
       slot.stopRequested = true;
@@ -415,6 +502,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
           requests: requests.length,
           spreadRequests: server.requestsByReason.get('spread'),
           spreadRaces,
+          ...(jobWorld ? { jobs: jobWorld.figures() } : {}),
           settles: settles.length,
           sent: server.sent.length,
         }),
@@ -435,6 +523,7 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
     orphanExcused: { frozen: 0, releaseFailed: 0 },
     simulatedMs: world.now,
     events: world.processed,
+    digest: world.digest,
   };
 
   /** The elections held by the replica that holds the most, as the store has them. */

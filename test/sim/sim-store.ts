@@ -12,11 +12,14 @@ import type {
   LeaseMeta,
   LeaseStore,
   LeaseWatch,
+  RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  SharedRecord,
   StateCallOptions,
 } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
+import { prepareRecordWrite } from '../../lib/stores/record-support.js';
 import { StoreCallKit } from '../../lib/stores/store-support.js';
 import type { NodeClock, World } from './world.js';
 
@@ -49,6 +52,8 @@ export type CallKind =
   | 'clearHandover'
   | 'writeState'
   | 'readState'
+  | 'readRecord'
+  | 'writeRecord'
   | 'unwatch';
 
 /** One request as its sender sent it: the independent record the checks trust. */
@@ -77,6 +82,8 @@ interface Shadow {
   reservedUntil?: number;
   /** The pending handover request, as the store holds it. */
   request?: HandoverRequest;
+  /** The holder's meta as last written (acquire, or a renew that sent one). */
+  meta?: LeaseMeta;
 }
 
 /** What a call carries to the server (each kind uses its own fields). */
@@ -92,6 +99,18 @@ export interface Payload {
   id?: string;
   key?: string;
   value?: unknown;
+  /** A shared record's write condition. */
+  ifVersion?: string | null;
+}
+
+/** A shared record's write as the server applied it (compare-and-set passed): who, when, what. */
+export interface RecordWritten {
+  election: string;
+  key: string;
+  value: unknown;
+  node: string;
+  /** True time the server applied it. */
+  at: number;
 }
 
 /**
@@ -110,13 +129,18 @@ export class SimLeaseServer {
   /** Acquires the server granted, by proposed id, with when they were sent. */
   readonly granted = new Map<string, SentCall>();
   readonly modelErrors: string[] = [];
-  /** Every term granted, in order: who won which election when (true time). */
-  readonly terms: Array<{ election: string; term: number; holder: string; at: number }> = [];
+  /**
+   * Every term granted, in order: who won which election when (true time), and the request that
+   * handed it over, when its holder released the lease reserved for the winner to honour it.
+   */
+  readonly terms: Array<{ election: string; term: number; holder: string; at: number; by?: HandoverRequest }> = [];
   /** The pending request each recorded request replaced, by the new request's id. */
   readonly replaced = new Map<string, HandoverRequest>();
   /** When each recorded request was written, and first read back (true time): who could have seen what. */
   readonly requestWrittenAt = new Map<string, number>();
   readonly requestReadAt = new Map<string, number>();
+  /** Every shared-record write the server applied, in order (the job board's history, issue #28). */
+  readonly recordWrites: RecordWritten[] = [];
   /** Handover requests the server received, by reason (`operator`, `spread`). */
   readonly requestsByReason = new Map<string, number>();
   faultsOn = false;
@@ -157,6 +181,7 @@ export class SimLeaseServer {
     expiresAt: number;
     reservedFor?: string;
     request?: HandoverRequest;
+    meta?: LeaseMeta;
   } {
     const s = this.shadow(election);
     const reserved = s.reservedFor !== undefined && this.world.now < (s.reservedUntil ?? 0);
@@ -168,6 +193,7 @@ export class SimLeaseServer {
       held: s.leaseId !== undefined && this.world.now < s.expiresAt,
       ...(reserved ? { reservedFor: s.reservedFor } : {}),
       ...(s.request ? { request: s.request } : {}),
+      ...(s.meta ? { meta: s.meta } : {}),
     };
   }
 
@@ -191,7 +217,14 @@ export class SimLeaseServer {
         });
         if (!result.acquired) return result;
         this.byProposed.set(proposed, result.lease);
-        this.terms.push({ election, term: result.lease.term, holder: result.lease.holder, at: this.world.now });
+        const { holder, term } = result.lease;
+        // Handed over: the last holder released it reserved for this winner, the request still pending.
+        const by =
+          current.reservedFor === holder && shadow.request?.to === holder && shadow.request.term === shadow.term
+            ? shadow.request
+            : undefined;
+        this.terms.push({ election, term, holder, at: this.world.now, ...(by ? { by } : {}) });
+        shadow.meta = payload.meta as LeaseMeta | undefined;
         Object.assign(shadow, {
           holder: result.lease.holder,
           leaseId: proposed,
@@ -212,6 +245,7 @@ export class SimLeaseServer {
           ...(payload.meta ? { meta: payload.meta } : {}),
         });
         shadow.expiresAt = this.world.now + (payload.leaseDurationMs as number);
+        if (payload.meta) shadow.meta = payload.meta as LeaseMeta;
         await this.crossCheck(election);
         return undefined;
       }
@@ -266,6 +300,20 @@ export class SimLeaseServer {
       }
       case 'readState':
         return this.inner.readState(election, { signal, key: payload.key });
+      case 'readRecord':
+        return this.inner.readRecord(election, payload.key as string, { signal });
+      case 'writeRecord': {
+        const key = payload.key as string;
+        const written = await this.inner.writeRecord(election, key, payload.value, {
+          signal,
+          ifVersion: payload.ifVersion as string | null,
+        });
+        if (written) {
+          const value = (await this.inner.readRecord(election, key, { signal }))?.value;
+          this.recordWrites.push({ election, key, value, node: payload.identity as string, at: this.world.now });
+        }
+        return written;
+      }
       case 'unwatch':
         this.watchers.get(election)?.delete(payload.identity as string);
         return undefined;
@@ -455,6 +503,19 @@ export class SimStoreClient implements LeaseStore {
 
   readState(election: string, options: StateCallOptions): Promise<LeaderStateEntry | undefined> {
     return this.call('readState', { election, key: options.key }, options);
+  }
+
+  // Shared records (job control's board): the in-memory store's compare-and-set behind the network.
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
+    return this.call('readRecord', { election, key }, options);
+  }
+
+  writeRecord(election: string, key: string, value: unknown, options: RecordWriteOptions): Promise<boolean> {
+    // As every store does: a bad key, condition or value fails here, before anything is sent.
+    const { json } = prepareRecordWrite(this, key, value, options);
+    // What travels is the JSON of the moment of the send, as on a real connection.
+    const payload = { election, key, value: JSON.parse(json), ifVersion: options.ifVersion, identity: this.node };
+    return this.call('writeRecord', payload, options);
   }
 
   private call<T>(kind: CallKind, payload: Payload, options: CallOptions): Promise<T> {

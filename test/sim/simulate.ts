@@ -19,6 +19,8 @@ export interface RunResult {
   recoveryMs?: number;
   simulatedMs: number;
   events: number;
+  /** The world's event-log digest (world.ts): equal for every run of one scenario. */
+  digest: number;
 }
 
 const ELECTION = 'sim';
@@ -51,6 +53,7 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
     recoveryMs,
     simulatedMs: world.now,
     events: world.processed,
+    digest: world.digest,
   });
 
   // The elector's poll jitter uses Math.random: make it part of the seed.

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { type CampaignReport, campaign } from './campaign.js';
 import { CHECKS, enabledChecks } from './checker.js';
 
@@ -15,6 +18,8 @@ const runs = single === undefined ? Number(process.env.SIM_RUNS ?? 200) : 1;
 /** The first runs also simulate the feature world (test/sim/features.ts): default 40 (~3 s each). */
 const featureRuns = Math.min(runs, Number(process.env.SIM_FEATURE_RUNS ?? 40));
 const checks = enabledChecks();
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 let report: CampaignReport;
 
@@ -23,6 +28,7 @@ beforeAll(async () => {
   const figures = {
     ...report,
     recoveries: undefined,
+    digests: undefined,
     byCheck: Object.fromEntries(
       Object.entries(report.byCheck).map(([k, v]) => [
         k,
@@ -32,6 +38,22 @@ beforeAll(async () => {
   };
   console.log(`simulation: seed ${seed}, ${JSON.stringify(figures, null, 1)}`);
 }, 3_600_000);
+
+/**
+ * A simulation that something outside its seed steers proves nothing and fails at random: the first
+ * run (both worlds), replayed in a plain Node process through the swc loader (as `npm run bench:sim`
+ * runs it), must give the event log Jest's run gave, digest for digest. (`import('cron')` at each
+ * ledger's first tick once settled there after as many event-loop turns as the loader's thread took.)
+ */
+it('replays a run exactly from its seed, in Jest and in plain Node', async () => {
+  const features = Math.min(1, featureRuns);
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', './test/support/swc-register.mjs', 'test/sim/replay.ts', ...[seed, firstRun, 1, features].map(String)],
+    { cwd: root, env: { ...process.env, SIM_CHECKS: [...checks].join(',') }, maxBuffer: 1 << 20 },
+  );
+  expect(JSON.parse(stdout).digests).toEqual(report.digests.slice(0, 1 + features));
+}, 600_000);
 
 describe.each(CHECKS.filter((c) => checks.has(c)))('simulation check %s', (check) => {
   it('holds in every simulated schedule', () => {

@@ -28,6 +28,14 @@ export class World {
   now = 0;
   /** Events run so far (a measure of how much each schedule explored). */
   processed = 0;
+  /**
+   * A running hash of every event run (its instant, owner and sequence number): two runs of one
+   * seed must end with the same digest, else something outside the seed (a real timer, I/O, an
+   * unseeded random) steered one of them. `SIM_EVENT_LOG=1` also keeps the events as text in `log`,
+   * to diff two runs and find the first divergence.
+   */
+  digest = 0x811c9dc5;
+  readonly log: string[] | undefined = process.env.SIM_EVENT_LOG ? [] : undefined;
   private seq = 0;
   private readonly queue: WorldEvent[] = [];
   readonly nodes = new Map<string, NodeClock>();
@@ -64,6 +72,7 @@ export class World {
       }
       if (++sameInstant > LIVELOCK_EVENTS) throw new LivelockError(this.now, sameInstant);
       this.processed += 1;
+      this.record(next);
       // The node an event belongs to is the one whose global timers and clocks its code reads.
       await nodeContext.run(next.node, () => next.run());
       await drain();
@@ -74,6 +83,19 @@ export class World {
       this.now = end;
       check('before');
     }
+  }
+
+  private record(event: WorldEvent): void {
+    let h = this.digest;
+    const mix = (n: number) => {
+      h = Math.imul(h ^ (n | 0), 0x01000193);
+    };
+    mix(event.seq);
+    mix(Math.round(event.at * 1_000));
+    mix(Math.floor(event.at / 4_294_967.296));
+    for (let i = 0; i < (event.node?.length ?? 0); i++) mix((event.node as string).charCodeAt(i));
+    this.digest = h >>> 0;
+    this.log?.push(`${event.at.toFixed(3)} ${event.node ?? '-'} #${event.seq}`);
   }
 
   private pickNext(take = true): WorldEvent | undefined {
@@ -247,6 +269,11 @@ export class NodeClock implements Clock {
 
 /** The node whose code runs now (an event's owner, carried through its promise chains). */
 const nodeContext = new AsyncLocalStorage<string | undefined>();
+
+/** The node whose code runs now (undefined: the world's own). */
+export function currentNode(): string | undefined {
+  return nodeContext.getStore();
+}
 
 /** Runs `fn` as code of node `name` (a check that reads a handle's health reads that node's clock). */
 export function inNode<T>(name: string, fn: () => T): T {
