@@ -143,8 +143,11 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
     return this.stepDown.isSteppingDown(this.elector.term);
   }
 
-  waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm> {
-    return waitForLeadership(this, signal);
+  async waitForLeadership(signal?: AbortSignal): Promise<LeadershipTerm> {
+    const term = await waitForLeadership(this, signal);
+    // Also the term's first job-board read: a job called right after this resolves runs at once.
+    await this.jobs.ready().catch(() => undefined);
+    return term;
   }
 
   runIfLeader<T>(fn: (term: LeadershipTerm) => T): T | undefined;
