@@ -451,8 +451,8 @@ export const mutants = [
     id: 'spread-margin-one',
     rule: 'spread moves an election only when the leader leads at least 2 more than the requester (else it flaps)',
     file: 'lib/election/handover.ts',
-    from: '(this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 2',
-    to: '(this.leaderships ?? 0) < (request.requesterLeaderships ?? 0) + 1',
+    from: 'return mine < theirs + 2 ? electionMessages.handoverNotAhead',
+    to: 'return mine < theirs + 1 ? electionMessages.handoverNotAhead',
     tests: ['test/unit/elector-handover.spec.ts'],
   },
   {
