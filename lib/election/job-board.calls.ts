@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { throwIfAborted } from '../shared/abort.js';
+import { pauseUnlessAborted, throwIfAborted } from '../shared/abort.js';
 import { FatalLeaseStoreError, TransientLeaseStoreError } from '../shared/errors.js';
 import { type RecordCapableStore, supportsRecords } from '../stores/lease-store.capabilities.js';
 import type { LeaseStore } from '../stores/lease-store.js';
@@ -181,18 +181,16 @@ export async function claimRunNowCommands(
   return result;
 }
 
+/** Read at each call, so a fake clock installed over the globals (Jest's, the simulation's) takes it over. */
+const GLOBAL_TIMERS = {
+  setTimeout: (callback: () => void, ms: number) => setTimeout(callback, ms),
+  clearTimeout: (timer: unknown) => clearTimeout(timer as NodeJS.Timeout),
+};
+
 async function backOff(attempt: number, signal: AbortSignal): Promise<void> {
   const ceiling = Math.min(MAX_BACKOFF_MS, 5 * 2 ** (attempt - 1));
   // The global timer (ref'd: a CLI command waits for it), not node:timers/promises: that one is
   // replaced by no fake clock (Jest's, the simulation's), so the pause escaped their time.
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.floor(Math.random() * ceiling));
-    signal.addEventListener('abort', done, { once: true });
-  });
+  await pauseUnlessAborted(GLOBAL_TIMERS, Math.floor(Math.random() * ceiling), signal);
   throwIfAborted(signal);
 }

@@ -29,19 +29,3 @@ export function retryable(error: unknown): boolean {
     error instanceof RangeError
   );
 }
-
-/** Resolves true after `ms`, false at once when `signal` aborts first. */
-export function pauseUnlessAborted(timers: RetryTimers, ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      timers.clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = timers.setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}

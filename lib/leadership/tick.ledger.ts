@@ -1,3 +1,4 @@
+import { pauseUnlessAborted } from '../shared/abort.js';
 import type { LeaderStateEntry } from '../stores/lease-store.js';
 import { CronSchedule, EARLY_TOLERANCE_MS } from './cron-schedule.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
@@ -6,7 +7,6 @@ import { type TickJob, tickKey } from './tick.job.js';
 import { TickRecordMemo } from './tick-record.memo.js';
 import {
   PLAIN_TIMERS,
-  pauseUnlessAborted,
   RETRY_PAUSE_MS,
   type RetryTimers,
   retryable,

@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import { TransientLeaseStoreError } from './errors.js';
 import { sharedMessages } from './messages.js';
 
@@ -49,4 +50,24 @@ export async function settleWithin(work: Promise<unknown>[], ms: number): Promis
   });
   await Promise.race([Promise.allSettled(work), timeout]);
   clearTimeout(timer);
+}
+
+/** Resolves true after `ms` on `timers`, false at once when `signal` aborts first. */
+export function pauseUnlessAborted(
+  timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>,
+  ms: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      timers.clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = timers.setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
