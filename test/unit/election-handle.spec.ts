@@ -10,7 +10,7 @@ import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
 import { FakeClock } from '../../lib/shared/fake-clock.js';
 import type { AcquireRequest, CallOptions, Lease, LeaseInfo, RenewOptions } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
-import { timings } from './elector-fixture.js';
+import { settleOnFakeClock, timings } from './elector-fixture.js';
 
 /** The in-memory store behind a link that can go dead: every call then hangs until its signal aborts. */
 class OutageStore extends InMemoryLeaseStore {
@@ -59,12 +59,11 @@ describe('ElectionHandle (fake clock)', () => {
   });
   afterEach(async () => {
     store.down = false;
-    let stopped = false;
-    const stopping = Promise.all(handles.splice(0).map((handle) => handle.stop())).then(() => (stopped = true));
     // Drains (shutdownTimeoutMs) and graces wait on the fake clock.
-    while (!stopped) await clock.advance(1_000);
-    await stopping;
-    expect(clock.pendingTimers).toBe(0);
+    await settleOnFakeClock(
+      clock,
+      handles.splice(0).map((handle) => handle.stop()),
+    );
   });
 
   function handle(

@@ -83,3 +83,15 @@ export class SlowRenewStore implements LeaseStore {
     return this.inner.read(election, options);
   }
 }
+
+/**
+ * Settles `work` (stops, closes) that waits on `clock`'s timers (drains, graces) by advancing it 1 s
+ * at a time, then checks that nothing left a timer behind.
+ */
+export async function settleOnFakeClock(clock: FakeClock, work: Promise<unknown>[]): Promise<void> {
+  let settled = false;
+  const settling = Promise.all(work).then(() => (settled = true));
+  while (!settled) await clock.advance(1_000);
+  await settling;
+  expect(clock.pendingTimers).toBe(0);
+}

@@ -25,7 +25,7 @@ import type {
   StateCallOptions,
 } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
-import { timings } from './elector-fixture.js';
+import { settleOnFakeClock, timings } from './elector-fixture.js';
 
 /** The in-memory store, counting the calls job control makes, with a switch that fails board reads. */
 class CountingStore extends InMemoryLeaseStore {
@@ -89,13 +89,12 @@ describe('job control, leader side (fake clock)', () => {
     store = new CountingStore({ clock });
     logs = new LogLines();
   });
-  afterEach(async () => {
-    let stopped = false;
-    const stopping = Promise.all(runtimes.splice(0).map((runtime) => runtime.stop())).then(() => (stopped = true));
-    while (!stopped) await clock.advance(1_000);
-    await stopping;
-    expect(clock.pendingTimers).toBe(0);
-  });
+  afterEach(() =>
+    settleOnFakeClock(
+      clock,
+      runtimes.splice(0).map((runtime) => runtime.stop()),
+    ),
+  );
 
   /** One replica: its runtime (with the store job control uses), and the runner the decorator calls. */
   function replica(identity: string) {

@@ -11,6 +11,7 @@ import { LeaderElectionModule, LeaderElectionService, LeaderOnly } from '../../l
 import { FakeClock } from '../../lib/shared/fake-clock.js';
 import type { CallOptions, HandoverRequest } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
+import { settleOnFakeClock } from './elector-fixture.js';
 
 /** Lease 3000: renew deadline 2000, renew every 500, retry every 400. */
 const LEASE_MS = 3_000;
@@ -50,13 +51,12 @@ beforeEach(() => {
   clock = new FakeClock(1_000);
   store = new RecordingStore({ clock });
 });
-afterEach(async () => {
-  let closed = false;
-  const closing = Promise.all(contexts.splice(0).map((context) => context.close())).then(() => (closed = true));
-  while (!closed) await clock.advance(1_000);
-  await closing;
-  expect(clock.pendingTimers).toBe(0);
-});
+afterEach(() =>
+  settleOnFakeClock(
+    clock,
+    contexts.splice(0).map((context) => context.close()),
+  ),
+);
 
 async function replica(
   identity: string,

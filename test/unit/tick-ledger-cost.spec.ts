@@ -17,7 +17,7 @@ import { FatalLeaseStoreError, LeaseLostError, TransientLeaseStoreError } from '
 import { FakeClock } from '../../lib/shared/fake-clock.js';
 import type { LeaderStateEntry, LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
-import { timings } from './elector-fixture.js';
+import { settleOnFakeClock, timings } from './elector-fixture.js';
 
 const T0 = Date.UTC(2026, 10, 23, 10, 0, 0); // a whole second
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
@@ -217,13 +217,12 @@ describe('once per tick on the store: one write per tick, no read per tick (issu
   beforeEach(() => {
     clock = new FakeClock(1_000);
   });
-  afterEach(async () => {
-    let stopped = false;
-    const stopping = Promise.all(runtimes.splice(0).map((runtime) => runtime.stop())).then(() => (stopped = true));
-    while (!stopped) await clock.advance(1_000);
-    await stopping;
-    expect(clock.pendingTimers).toBe(0);
-  });
+  afterEach(() =>
+    settleOnFakeClock(
+      clock,
+      runtimes.splice(0).map((runtime) => runtime.stop()),
+    ),
+  );
 
   /**
    * A replica with the handover capability and leader state (the in-memory store has both), its own
