@@ -30,11 +30,13 @@ export {
   toLeaseStoreError,
 } from './shared/errors.js';
 export {
+  type FoldingStore,
   type HandoverCapableStore,
   type RecordCapableStore,
   type StateCapableStore,
   supportsHandover,
   supportsRecords,
+  supportsRenewWith,
   supportsState,
 } from './stores/lease-store.capabilities.js';
 export {
@@ -55,8 +57,11 @@ export {
   type RecordWriteOptions,
   type ReleaseOptions,
   type RenewOptions,
+  type RenewWithOptions,
+  type RenewWithReply,
   type SharedRecord,
   type StateCallOptions,
+  type StateWrite,
 } from './stores/lease-store.js';
 export {
   isReplicaRequest,

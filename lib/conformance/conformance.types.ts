@@ -92,6 +92,11 @@ export interface LeaseStoreConformanceOptions {
   /** The store implements `watch` (default false): the push cases run. */
   push?: boolean;
   /**
+   * The store implements the folded renewal `renewWith` (default false): its cases run (the renewal,
+   * its state writes and reads answering as the separate calls would), each part with its capability.
+   */
+  renewWith?: boolean;
+  /**
    * Optional: a store whose namespace (table, container, key prefix) does not exist yet; without it
    * the case "a missing namespace is created on first acquire" is skipped.
    */

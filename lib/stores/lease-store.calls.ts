@@ -209,3 +209,33 @@ export interface RecordWriteOptions extends CallOptions {
 
 /** Largest encoded shared-record value a store must accept (UTF-8 JSON bytes). */
 export const MAX_SHARED_RECORD_BYTES = 65_536;
+
+/** One leader-state entry a folded renewal writes (see {@link LeaseStore.renewWith}). */
+export interface StateWrite {
+  /** As {@link StateCallOptions.key}: 1-200 chars of [A-Za-z0-9._:-]. */
+  key: string;
+  /** JSON-serialisable, at most `limits.maxStateBytes` encoded, as for `writeState`. */
+  value: unknown;
+}
+
+/** Options of {@link LeaseStore.renewWith}: a renewal, what it carries, and what it brings back. */
+export interface RenewWithOptions extends RenewOptions {
+  /**
+   * Leader-state entries written under the renewal's own condition (a store with the leader-state
+   * capability): all of them only if the renewal succeeds, each as `writeState` would (the entry's
+   * term is the lease's). Distinct keys.
+   */
+  writeState?: readonly StateWrite[];
+  /** Bring back the pending handover request (a store with the handover capability). */
+  readHandover?: boolean;
+  /** Bring back these shared records (a store with the shared-records capability). Distinct keys. */
+  readRecords?: readonly string[];
+}
+
+/** What {@link LeaseStore.renewWith} brings back: exactly what was asked, read once the renewal applied. */
+export interface RenewWithReply {
+  /** With `readHandover`: the pending request, or null when there is none. Absent otherwise. */
+  handover?: HandoverRequest | null;
+  /** With `readRecords`: each asked key's record, or null when it does not exist. Absent otherwise. */
+  records?: Record<string, SharedRecord | null>;
+}

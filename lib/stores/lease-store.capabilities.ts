@@ -33,6 +33,14 @@ export function supportsRecords(store: LeaseStore): store is RecordCapableStore 
   return typeof store.readRecord === 'function' && typeof store.writeRecord === 'function';
 }
 
+/** A store that folds what a renewal carries and learns into the renewal (`renewWith`). */
+export type FoldingStore = LeaseStore & Required<Pick<LeaseStore, 'renewWith'>>;
+
+/** True when `store` implements the folded renewal (`renewWith`). */
+export function supportsRenewWith(store: LeaseStore): store is FoldingStore {
+  return typeof store.renewWith === 'function';
+}
+
 /** What the elector rejects with when its store lacks the capability. */
 export function stateUnsupportedError(store: Pick<LeaseStore, 'name'>): FatalLeaseStoreError {
   return new FatalLeaseStoreError(messages.state.unsupported(store.name));

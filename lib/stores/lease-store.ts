@@ -20,6 +20,8 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from './lease-store.calls.js';
@@ -71,6 +73,32 @@ export interface LeaseStore {
    * fixed at acquire (Azure) may ignore `leaseDurationMs` here; the elector always passes the same.
    */
   renew(lease: Lease, options: RenewOptions): Promise<void>;
+
+  /**
+   * Optional folded renewal (declared by implementing it): {@link renew}, carrying what the leader
+   * must write and bringing back what it must learn, in one call — one round trip where the backend
+   * allows (an SQL statement's `RETURNING`, a Lua script's reply, an etcd txn's responses). The
+   * elector then makes ONE store call per renewal; without it, it renews and makes the separate
+   * calls (`readHandover`, `readRecord`, `writeState`) after each renewal, as before.
+   *
+   * Semantics: those of `renew` (throws {@link LeaseLostError} when the lease is no longer ours, and
+   * then writes nothing), plus:
+   * - `writeState`: written in the same conditional operation as the renewal, all or none, each
+   *   entry exactly as `writeState(lease, value, { key })` would (sizes checked before anything is
+   *   sent: a RangeError naming the limit). Only with the leader-state capability.
+   * - `readHandover` / `readRecords`: the reply holds what `readHandover` / `readRecord` would
+   *   answer right after the renewal (null for none), and nothing that was not asked. Only with the
+   *   capability each needs. A record's version is usable for `writeRecord`'s `ifVersion`.
+   */
+  renewWith?(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply>;
+
+  /**
+   * How often the leader asks what a renewal cannot tell by itself (the pending handover request,
+   * the job board): every Nth renewal, counting from the term's first (integer 1-20, default 1). A
+   * store whose every read is billed separately sets more (Azure: 4); the handover desk's and the
+   * job board's latency bound is then N renew intervals instead of one.
+   */
+  readonly readEveryNthRenewal?: number;
 
   /**
    * Give the lease up so another instance can take it at once. Idempotent: releasing a lease that

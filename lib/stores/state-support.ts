@@ -32,7 +32,7 @@ export function maxStateBytes(limits: LeaseStoreLimits): number {
   return Math.max(DEFAULT_MAX_STATE_BYTES, limits.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES);
 }
 
-export interface StateWrite {
+export interface PreparedStateWrite {
   key: string;
   /** The value's JSON (what the size limit counts). */
   json: string;
@@ -49,7 +49,7 @@ export function prepareStateWrite(
   lease: Lease,
   value: unknown,
   options: StateCallOptions,
-): StateWrite {
+): PreparedStateWrite {
   const key = stateKey(options);
   let json: string | undefined;
   try {

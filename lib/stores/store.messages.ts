@@ -59,6 +59,15 @@ export const storeMessages = {
     columnMissing: (store: string, table: string, migration: string) =>
       `${store}: table ${table} has no records column (it was created by a version before shared records) and createTable is false: run the SQL of ${migration} once, or pass createTable: true to let the store add it`,
   },
+  // The folded renewal (renewWith, issue 29).
+  renewWith: {
+    duplicateKey: (what: string, key: string) =>
+      `renewWith: ${what} key "${key}" appears twice; each key at most once per renewal`,
+    notOffered: (store: string, option: string, capability: string) =>
+      `${store}: renewWith option ${option} needs the ${capability} capability, which this store does not offer`,
+    readEveryNth: (store: string, value: unknown) =>
+      `${store}: readEveryNthRenewal must be an integer from 1 to 20 (got ${String(value)})`,
+  },
   // Handover requests and lease meta, store side (issue 14).
   handover: {
     invalidRequest: (store: string) =>

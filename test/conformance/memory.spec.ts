@@ -57,6 +57,7 @@ const cases = leaseStoreConformance({
   leaderState: true,
   handover: true,
   records: true,
+  renewWith: true,
   push: true,
   createStore: () => shared,
   createStoreInFreshNamespace: () => new InMemoryLeaseStore(),

@@ -1,7 +1,7 @@
 import type { BlockBlobClient } from '@azure/storage-blob';
 import { FatalLeaseStoreError, type LeaseStoreError } from '../../shared/errors.js';
 import type { Lease } from '../lease-store.js';
-import { type StateWrite, stateLostError } from '../state-support.js';
+import { type PreparedStateWrite, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import type { Step } from '../store-support.js';
 import { codeOf, isLeaseConflict, isMissing, statusOf } from './azure-errors.js';
@@ -35,7 +35,7 @@ export type Classify = (error: unknown) => LeaseStoreError;
 export async function writeStateBlob(
   blob: BlockBlobClient,
   lease: Lease,
-  write: StateWrite,
+  write: PreparedStateWrite,
   signal: AbortSignal,
   step: Step,
   classify: Classify,

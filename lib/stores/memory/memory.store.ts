@@ -22,11 +22,14 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
 import { spreadRequestYields } from '../lease-store.spread-rule.js';
 import { prepareRecordWrite, recordKey } from '../record-support.js';
+import { prepareRenewal, renewalReply } from '../renew-with-support.js';
 import { decodeStateEntry, prepareStateWrite, stateKey, stateLostError } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import { StoreCallKit, WatchFanOut } from '../store-support.js';
@@ -110,12 +113,25 @@ export class InMemoryLeaseStore implements LeaseStore {
   async renew(lease: Lease, options: RenewOptions): Promise<void> {
     const meta = encodeLeaseMeta(this.name, options.meta);
     return this.calls.run(options.signal, async () => {
-      const slot = this.slot(lease.election);
-      if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) {
-        throw new LeaseLostError(messages.leaseLost(lease.election));
-      }
-      slot.expiresAt = this.clock.now() + options.leaseDurationMs;
-      if (meta !== undefined) slot.meta = meta;
+      this.extend(lease, options.leaseDurationMs, meta);
+    });
+  }
+
+  /** The renewal, its state writes and its reads in one synchronous step: nothing can land in between. */
+  async renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    const meta = encodeLeaseMeta(this.name, options.meta);
+    const asked = prepareRenewal(this, { state: true, handover: true, records: true }, lease, options);
+    return this.calls.run(options.signal, async () => {
+      const slot = this.extend(lease, options.leaseDurationMs, meta);
+      for (const write of asked.writes) slot.state.set(write.key, write.entry);
+      return renewalReply(
+        asked,
+        () => decodeHandoverRequest(slot.handover),
+        (key) => {
+          const stored = slot.records.get(key);
+          return stored && { value: JSON.parse(stored.json), version: stored.version };
+        },
+      );
     });
   }
 
@@ -236,6 +252,17 @@ export class InMemoryLeaseStore implements LeaseStore {
     const slot = this.slot(lease.election);
     if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) throw stateLostError(lease);
     slot.state.set(key, entry);
+  }
+
+  /** The renewal's one step: our unexpired lease extended, else LeaseLostError. */
+  private extend(lease: Lease, durationMs: number, meta: string | undefined): Slot {
+    const slot = this.slot(lease.election);
+    if (!this.isHeld(slot) || slot.leaseId !== lease.leaseId) {
+      throw new LeaseLostError(messages.leaseLost(lease.election));
+    }
+    slot.expiresAt = this.clock.now() + durationMs;
+    if (meta !== undefined) slot.meta = meta;
+    return slot;
   }
 
   private free(election: string, leaseId: string, reservation?: { to: string; ms: number }): void {
