@@ -67,7 +67,8 @@ export class HandoverColumns {
     }
   }
 
-  private knownMissing(): boolean {
+  /** Found missing (and not addable) within the last {@link HANDOVER_COLUMNS_RECHECK_MS}: a statement naming them would fail. */
+  knownMissing(): boolean {
     return performance.now() < this.missingUntil;
   }
 

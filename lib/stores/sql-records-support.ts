@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { FatalLeaseStoreError } from '../shared/errors.js';
-import type { CallOptions, LeaseStore, RecordWriteOptions, SharedRecord } from './lease-store.js';
+import type {
+  CallOptions,
+  HandoverRequest,
+  Lease,
+  LeaseStore,
+  RecordWriteOptions,
+  RenewWithOptions,
+  RenewWithReply,
+  SharedRecord,
+} from './lease-store.js';
 import { decodeRecord, encodeRecord, prepareRecordWrite, recordKey } from './record-support.js';
+import { type PreparedRenewal, renewalReply } from './renew-with-support.js';
 import { HandoverColumns } from './sql-handover-support.js';
 import { onceUntilDone, withStateColumn } from './state-support.js';
 import { storeMessages as messages } from './store.messages.js';
@@ -14,7 +24,8 @@ import type { Step, StoreCallKit } from './store-support.js';
  * use with createTable on, else a fatal error naming the migration). The version is a fresh random
  * UUID per write, so a version never comes back (no ABA) and the new value always differs from the
  * old one (MySQL counts a row as affected only when a value changes). Adding that column made three
- * later columns, so their guards (state, handover, records) are built here once for both stores.
+ * later columns, so their guards (state, handover, records) are built here once for both stores, and
+ * so is what a folded renewal does on a table that lacks one of them ({@link renewSeparately}).
  */
 
 /** How a SQL store finds a later column missing and adds it (the shape `withStateColumn` takes). */
@@ -108,4 +119,38 @@ export class SqlRecords {
       withStateColumn(step, column, () => protocol.write(step, election, checked, entry, ifVersion)),
     );
   }
+}
+
+/** What {@link renewSeparately} calls: the store's own separate calls. */
+export type SeparateCalls = Pick<LeaseStore, 'name' | 'limits' | 'renew'> & {
+  readHandover(election: string, options: CallOptions): Promise<HandoverRequest | undefined>;
+  readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined>;
+};
+
+/**
+ * A folded renewal (`renewWith`) whose one statement named a column the table lacks (a table of an
+ * earlier version; nothing was applied): the separate calls instead, in the elector's order, each
+ * behind its own guard, since the driver's "unknown column" does not say which column is missing.
+ * So such a table works for what it can: columns added in place with createTable on (the next
+ * renewal folds again), else the error the separate call throws, naming the migration to run. The
+ * state entries still go together, in one statement under the lease's condition (`writeAll`).
+ */
+export async function renewSeparately(
+  store: SeparateCalls,
+  lease: Lease,
+  options: RenewWithOptions,
+  asked: PreparedRenewal,
+  writeAll: () => Promise<void>,
+): Promise<RenewWithReply> {
+  const { signal } = options;
+  await store.renew(lease, options);
+  if (asked.writes.length > 0) await writeAll();
+  const handover = asked.readHandover ? await store.readHandover(lease.election, { signal }) : undefined;
+  const records = new Map<string, SharedRecord | undefined>();
+  for (const key of asked.recordKeys) records.set(key, await store.readRecord(lease.election, key, { signal }));
+  return renewalReply(
+    asked,
+    () => handover,
+    (key) => records.get(key),
+  );
 }

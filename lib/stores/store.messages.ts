@@ -65,8 +65,6 @@ export const storeMessages = {
       `renewWith: ${what} key "${key}" appears twice; each key at most once per renewal`,
     notOffered: (store: string, option: string, capability: string) =>
       `${store}: renewWith option ${option} needs the ${capability} capability, which this store does not offer`,
-    readEveryNth: (store: string, value: unknown) =>
-      `${store}: readEveryNthRenewal must be an integer from 1 to 20 (got ${String(value)})`,
   },
   // Handover requests and lease meta, store side (issue 14).
   handover: {

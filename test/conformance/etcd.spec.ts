@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Etcd3 } from 'etcd3';
 import { Elector } from '../../lib/election/elector.js';
-import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
 import { leaseStoreConformance } from '../../lib/store.js';
 import { EtcdLeaseStore } from '../../lib/stores/etcd/etcd.store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -39,6 +39,7 @@ const conformanceCases = leaseStoreConformance({
   handover: true,
   records: true,
   push: true,
+  renewWith: true,
   createStore: () => new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new EtcdLeaseStore({ connection: etcdEndpoint(), keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}/` }),
@@ -217,6 +218,69 @@ describe('EtcdLeaseStore specifics', () => {
     const next = await s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal() });
     if (!next.acquired) throw new Error('not acquired');
     await stateContinuesAfterUpgrade(s, s, next.lease);
+  });
+
+  it('a folded renewal with nothing to put writes nothing; its meta and state puts keep the layout of acquire and writeState', async () => {
+    const election = `folded-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const result = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    if (!result.acquired) throw new Error('not acquired');
+    const { lease } = result;
+    await withEtcd(async (etcd) => {
+      // The election's keys only: another test's reservation expiring meanwhile moves the global revision.
+      const revisions = async () =>
+        (await etcd.getAll().prefix(`${prefix}${election}`).exec()).kvs.map((kv) => kv.mod_revision);
+      const before = await revisions();
+      // Only reads in the success branch: a read-only transaction, nothing of the election rewritten.
+      const reply = await s.renewWith(lease, {
+        leaseDurationMs: LEASE_MS,
+        signal: signal(),
+        readHandover: true,
+        readRecords: ['jobs'],
+      });
+      expect(reply).toEqual({ handover: null, records: { jobs: null } });
+      expect(await revisions()).toEqual(before);
+      await s.renewWith(lease, {
+        leaseDurationMs: LEASE_MS,
+        signal: signal(),
+        meta: { advertise: 'http://a:1' },
+        writeState: [{ key: 'state', value: { n: 1 } }],
+      });
+      const kv = (await etcd.get(`${prefix}${election}`).exec()).kvs[0];
+      expect(kv?.lease).toBe(lease.leaseId);
+      expect(Number(kv?.create_revision)).toBe(lease.term);
+      expect(JSON.parse(kv?.value.toString() ?? '{}')).toEqual({ holder: 'a', meta: { advertise: 'http://a:1' } });
+      const state = (await etcd.get(`${prefix}${election}/state/state`).exec()).kvs[0];
+      expect(state?.value.toString()).toBe(`{"value":{"n":1},"term":${lease.term}}`);
+      expect(state?.lease).toBe('0');
+    });
+    await s.release(lease, { signal: signal() });
+  });
+
+  it("a folded renewal under a stranger's live etcd lease is refused and writes nothing: the txn compares the key's lease", async () => {
+    const election = `folded-stranger-${randomBytes(4).toString('hex')}`;
+    const s = store({ connection: etcdEndpoint(), keyPrefix: prefix });
+    const ours = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+    const theirs = await s.acquire({
+      election: `${election}-x`,
+      identity: 'x',
+      leaseDurationMs: LEASE_MS,
+      signal: signal(),
+    });
+    if (!ours.acquired || !theirs.acquired) throw new Error('not acquired');
+    // The keep-alive of the stranger's lease succeeds: only the transaction's compare can refuse.
+    const stranger = { ...ours.lease, holder: 'x', leaseId: theirs.lease.leaseId };
+    await expect(
+      s.renewWith(stranger, {
+        leaseDurationMs: LEASE_MS,
+        signal: signal(),
+        meta: { advertise: 'http://x:1' },
+        writeState: [{ key: 'state', value: 'stranger' }],
+      }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await s.readState(election, { signal: signal() })).toBeUndefined();
+    expect(await s.read(election, { signal: signal() })).toEqual({ held: true, holder: 'a', term: ours.lease.term });
+    await s.release(ours.lease, { signal: signal() });
   });
 
   it('accepts whole seconds from 2 s only', () => {

@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import mysql from 'mysql2/promise';
-import { TransientLeaseStoreError } from '../../lib/shared/errors.js';
+import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
 import { leaseStoreConformance } from '../../lib/store.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import {
@@ -56,6 +56,7 @@ const conformanceCases = leaseStoreConformance({
   leaderState: true,
   handover: true,
   records: true,
+  renewWith: true,
   createStore: () => new MySqlLeaseStore({ connection: MYSQL_URL, table }),
   createStoreInFreshNamespace: () => new MySqlLeaseStore({ connection: MYSQL_URL, table: freshTable() }),
   createReplyLosingStore: () =>
@@ -260,7 +261,12 @@ describe('MySqlLeaseStore specifics', () => {
     const s = store({ connection: MYSQL_URL, table: name, createTable: false });
     const taken = await s.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal() });
     if (!taken.acquired) throw new Error('not acquired');
-    for (const call of [s.writeState(taken.lease, 1, { signal: signal() }), s.readState('e', { signal: signal() })]) {
+    const folded = { leaseDurationMs: 30_000, signal: signal(), writeState: [{ key: 'state', value: 1 }] };
+    for (const call of [
+      s.writeState(taken.lease, 1, { signal: signal() }),
+      s.readState('e', { signal: signal() }),
+      s.renewWith(taken.lease, folded),
+    ]) {
       const error = await call.catch((e: unknown) => e);
       expect(error).toMatchObject({ kind: 'fatal' });
       expect((error as Error).message).toContain('mysqlLeaseStateMigrationSql()');
@@ -304,6 +310,65 @@ describe('MySqlLeaseStore specifics', () => {
         await s.close();
       } finally {
         await pool.end();
+      }
+    }
+  });
+
+  it('a folded renewal is one query on a pool with multipleStatements (its own pool has it), two without; alike with and without CLIENT_FOUND_ROWS', async () => {
+    for (const multipleStatements of [true, false]) {
+      for (const flags of [[], ['-FOUND_ROWS']]) {
+        const pool = mysql.createPool({ uri: MYSQL_URL, connectionLimit: 2, flags, multipleStatements });
+        let queries = 0;
+        const counted = new Proxy(pool, {
+          get(target, key) {
+            if (key !== 'query') return Reflect.get(target, key);
+            return (options: Parameters<typeof pool.query>[0]) => {
+              queries += 1;
+              return target.query(options);
+            };
+          },
+        });
+        try {
+          const s = new MySqlLeaseStore({ client: counted, table });
+          const election = `fold-${randomBytes(4).toString('hex')}`;
+          const taken = await s.acquire({ election, identity: 'a', leaseDurationMs: 30_000, signal: signal() });
+          if (!taken.acquired) throw new Error('not acquired');
+          const { lease } = taken;
+          const renewWith = (
+            extra: Omit<Parameters<typeof s.renewWith>[1], 'signal' | 'leaseDurationMs'>,
+            on = lease,
+          ) => s.renewWith(on, { leaseDurationMs: 30_000, signal: signal(), ...extra });
+          expect(await s.writeRecord(election, 'jobs', { n: 1 }, { ifVersion: null, signal: signal() })).toBe(true);
+          const record = await s.readRecord(election, 'jobs', { signal: signal() });
+          for (const value of ['first', 'second']) {
+            queries = 0;
+            const reply = await renewWith({
+              meta: { leaderships: 1 },
+              writeState: [{ key: 'state', value }],
+              readHandover: true,
+              readRecords: ['jobs', 'absent'],
+            });
+            expect(queries).toBe(multipleStatements ? 1 : 2);
+            expect(reply).toEqual({ handover: null, records: { jobs: record, absent: null } });
+          }
+          expect(await s.readState(election, { signal: signal() })).toEqual({ value: 'second', term: lease.term });
+          expect(await s.read(election, { signal: signal() })).toMatchObject({ meta: { leaderships: 1 } });
+          // Renewals in the same millisecond change no row: without FOUND_ROWS none counts, all are ours.
+          await Promise.all(
+            Array.from({ length: 5 }, () => renewWith({ writeState: [{ key: 'state', value: 'second' }] })),
+          );
+          // A stranger's lease id: refused, nothing written.
+          const stranger = { ...lease, holder: 'stranger', leaseId: randomUUID() };
+          await expect(renewWith({ writeState: [{ key: 'state', value: 'x' }] }, stranger)).rejects.toBeInstanceOf(
+            LeaseLostError,
+          );
+          expect(await s.readState(election, { signal: signal() })).toEqual({ value: 'second', term: lease.term });
+          await s.release(lease, { signal: signal() });
+          await expect(renewWith({ readHandover: true })).rejects.toBeInstanceOf(LeaseLostError);
+          await s.close();
+        } finally {
+          await pool.end();
+        }
       }
     }
   });

@@ -59,6 +59,7 @@ const conformanceCases = leaseStoreConformance({
   leaderState: true,
   handover: true,
   records: true,
+  renewWith: true,
   push: true,
   createStore: () => new PostgresLeaseStore({ connection: PG_URL, table }),
   createStoreInFreshNamespace: () => new PostgresLeaseStore({ connection: PG_URL, table: freshTable() }),
@@ -276,7 +277,12 @@ describe('PostgresLeaseStore specifics', () => {
     const s = store({ connection: PG_URL, table: name, createTable: false });
     const taken = await s.acquire({ election: 'e', identity: 'a', leaseDurationMs: 30_000, signal: signal() });
     if (!taken.acquired) throw new Error('not acquired');
-    for (const call of [s.writeState(taken.lease, 1, { signal: signal() }), s.readState('e', { signal: signal() })]) {
+    const folded = { leaseDurationMs: 30_000, signal: signal(), writeState: [{ key: 'state', value: 1 }] };
+    for (const call of [
+      s.writeState(taken.lease, 1, { signal: signal() }),
+      s.readState('e', { signal: signal() }),
+      s.renewWith(taken.lease, folded),
+    ]) {
       const error = await call.catch((e: unknown) => e);
       expect(error).toMatchObject({ kind: 'fatal' });
       expect((error as Error).message).toContain('postgresLeaseStateMigrationSql()');
@@ -302,6 +308,21 @@ describe('PostgresLeaseStore specifics', () => {
     await expect(
       s.renew(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal(), meta: nul }),
     ).rejects.toBeInstanceOf(TypeError);
+    // A folded renewal refuses either as a whole: nothing renewed, nothing written.
+    for (const extra of [
+      { meta: nul },
+      {
+        writeState: [
+          { key: 'ok', value: 1 },
+          { key: 'state', value: 'a\u0000b' },
+        ],
+      },
+    ]) {
+      await expect(
+        s.renewWith(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal(), ...extra }),
+      ).rejects.toBeInstanceOf(TypeError);
+    }
+    expect(await s.readState(election, { signal: signal(), key: 'ok' })).toBeUndefined();
     await expect(
       s.acquire({ election, identity: 'b', leaseDurationMs: LEASE_MS, signal: signal(), meta: nul }),
     ).rejects.toBeInstanceOf(TypeError);

@@ -1,7 +1,7 @@
 // RedisLeaseStore `replicaAcks` (issue #30): the option refused at construction when out of range,
-// and WAIT after acquire, renew, state and record writes — against the machine's Redis (no replica:
-// never acknowledged) and a primary with one replica of its own (scripts/lib/redis-sentinel.mjs, no
-// Sentinels), whose replica is frozen (SIGSTOP) to stop acknowledging. The failover itself:
+// and WAIT after acquire, renew (folded or not), state and record writes — against the machine's
+// Redis (no replica: never acknowledged) and a primary with one replica of its own
+// (scripts/lib/redis-sentinel.mjs, no Sentinels), whose replica is frozen (SIGSTOP) to stop acknowledging. The failover itself:
 // test/chaos/store-failover-redis.spec.ts.
 import { randomBytes } from 'node:crypto';
 import { LeaseLostError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
@@ -60,6 +60,10 @@ describe('RedisLeaseStore replicaAcks', () => {
     if (!taken.acquired) return;
     const renew = { leaseDurationMs: 5_000, signal: signal() };
     await expect(acks.renew(taken.lease, renew)).rejects.toBeInstanceOf(TransientLeaseStoreError);
+    // The folded renewal is a renewal: waited for like renew, whatever it carries.
+    await expect(acks.renewWith(taken.lease, { ...renew, readHandover: true })).rejects.toBeInstanceOf(
+      TransientLeaseStoreError,
+    );
     await expect(acks.writeState(taken.lease, 1, { signal: signal() })).rejects.toBeInstanceOf(
       TransientLeaseStoreError,
     );
@@ -70,6 +74,7 @@ describe('RedisLeaseStore replicaAcks', () => {
     // Refusals are not waited for: a lease that is not ours is lost at once, without WAIT.
     const stranger = { ...taken.lease, leaseId: 'not-ours' };
     await expect(acks.renew(stranger, renew)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(acks.renewWith(stranger, renew)).rejects.toBeInstanceOf(LeaseLostError);
     // Nor is a record write whose condition failed (the unacknowledged write above did land here).
     await expect(acks.writeRecord('e', 'jobs', 2, { ifVersion: null, signal: signal() })).resolves.toBe(false);
   });
@@ -91,7 +96,10 @@ describe('RedisLeaseStore replicaAcks', () => {
       expect(won.acquired).toBe(true);
       if (!won.acquired) return;
       const renew = () => acks.renew(won.lease, { leaseDurationMs: 10_000, signal: signal() });
+      const renewWith = () =>
+        acks.renewWith(won.lease, { leaseDurationMs: 10_000, signal: signal(), writeState: [{ key: 'f', value: 1 }] });
       await renew();
+      expect(await renewWith()).toEqual({});
       await acks.writeState(won.lease, { n: 1 }, { signal: signal() });
       const record = async (value: number) => {
         const version = (await acks.readRecord('e', 'jobs', { signal: signal() }))?.version ?? null;
@@ -102,6 +110,7 @@ describe('RedisLeaseStore replicaAcks', () => {
       process.kill(pid, 'SIGSTOP');
       try {
         await expect(renew()).rejects.toThrow(/reached 0 of the 1 replicas/);
+        await expect(renewWith()).rejects.toThrow(/reached 0 of the 1 replicas/);
         await expect(acks.writeState(won.lease, { n: 2 }, { signal: signal() })).rejects.toBeInstanceOf(
           TransientLeaseStoreError,
         );
@@ -121,6 +130,7 @@ describe('RedisLeaseStore replicaAcks', () => {
         );
         if (renewed) break;
       }
+      expect(await renewWith()).toEqual({});
       await acks.writeState(won.lease, { n: 3 }, { signal: signal() });
       expect((await acks.readState('e', { signal: signal() }))?.value).toEqual({ n: 3 });
       expect(await record(3)).toBe(true);

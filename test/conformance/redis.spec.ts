@@ -36,6 +36,7 @@ const conformanceCases = leaseStoreConformance({
   handover: true,
   records: true,
   push: true,
+  renewWith: true,
   createStore: () => new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: prefix }),
   createStoreInFreshNamespace: () =>
     new RedisLeaseStore({ connection: REDIS_URL, keyPrefix: `${runPrefix}${randomBytes(4).toString('hex')}:` }),
@@ -117,6 +118,47 @@ describe('RedisLeaseStore specifics', () => {
     }
   });
 
+  it('renewWith is one EVALSHA per renewal, whatever it carries, its keys all in one Cluster slot', async () => {
+    const client = new Redis(REDIS_URL);
+    try {
+      const s = store({ client, keyPrefix: prefix });
+      const election = `folded-${randomBytes(4).toString('hex')}`;
+      const taken = await s.acquire({ election, identity: 'a', leaseDurationMs: LEASE_MS, signal: signal() });
+      if (!taken.acquired) throw new Error('not acquired');
+      const options = {
+        leaseDurationMs: LEASE_MS,
+        signal: signal(),
+        meta: { leaderships: 1 },
+        writeState: [
+          { key: 'state', value: 1 },
+          { key: 'tick:x', value: 2 },
+        ],
+        readHandover: true,
+        readRecords: ['jobs', 'board'],
+      };
+      // The first call may load the script (NOSCRIPT, then EVAL); the leader's every later one is one command.
+      await s.renewWith(taken.lease, options);
+      const sent: { name: string; args: unknown[] }[] = [];
+      const send = client.sendCommand.bind(client);
+      client.sendCommand = ((command: { name: string; args: unknown[] }, ...rest: unknown[]) => {
+        sent.push({ name: command.name, args: command.args });
+        return (send as (...a: unknown[]) => unknown)(command, ...rest);
+      }) as typeof client.sendCommand;
+      expect(await s.renewWith(taken.lease, options)).toEqual({ handover: null, records: { jobs: null, board: null } });
+      expect(sent.map((command) => command.name)).toEqual(['evalsha']);
+      const [, count, ...rest] = sent[0]?.args ?? [];
+      const keys = rest.slice(0, Number(count)) as string[];
+      expect(keys).toHaveLength(4);
+      for (const key of keys) expect(key.startsWith(`${prefix}{${election}}`)).toBe(true);
+      expect(await s.readState(election, { signal: signal(), key: 'tick:x' })).toEqual({
+        value: 2,
+        term: taken.lease.term,
+      });
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('wrong credentials are a FatalLeaseStoreError whose message and cause hold no password', async () => {
     const url = new URL(REDIS_URL);
     url.username = 'no_such_user';
@@ -167,6 +209,12 @@ describe('RedisLeaseStore specifics', () => {
       expect(await s.read(election, { signal: signal() })).toMatchObject({ held: true, holder: 'a' });
       // Handover too: meta, a request and its clearing, a reserved release, a refused acquire, SCAN.
       await s.renew(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal(), meta: { leaderships: 1 } });
+      // The folded renewal: one script that renews, writes state and reads the request and records.
+      const folded = { writeState: [{ key: 'state', value: { n: 2 } }], readHandover: true, readRecords: ['jobs'] };
+      expect(await s.renewWith(taken.lease, { leaseDurationMs: LEASE_MS, signal: signal(), ...folded })).toEqual({
+        handover: null,
+        records: { jobs: null },
+      });
       const request = {
         election,
         id: 'r1',

@@ -4,8 +4,13 @@
 // state beside those replicas: their statements never name the state column, so it survives them.
 
 import { LeaseLostError } from '../../lib/shared/errors.js';
-import { supportsHandover, supportsState } from '../../lib/stores/lease-store.capabilities.js';
-import type { HandoverRequest, Lease, LeaseStore } from '../../lib/stores/lease-store.js';
+import {
+  type FoldingStore,
+  supportsHandover,
+  supportsRenewWith,
+  supportsState,
+} from '../../lib/stores/lease-store.capabilities.js';
+import type { HandoverRequest, Lease, LeaseStore, RenewWithOptions } from '../../lib/stores/lease-store.js';
 
 /** A replica of the previous version: the statements it sends, which never name the handover columns. */
 export interface PreviousVersionReplica {
@@ -195,6 +200,39 @@ export function describeSqlHandoverUpgrade(name: string, t: SqlHandoverUpgradeTa
         holder: 'b',
         meta: { leaderships: 1 },
       });
+    });
+
+    it('a folded renewal on a table without them: with createTable: false its meta is left out and a handover read fails naming the migration once renewed; with createTable on they are added on the way', async () => {
+      const table = await t.previousVersionTable();
+      const s = store(table, { createTable: false });
+      if (!supportsRenewWith(s) || !supportsState(s)) throw new Error(`${s.name} does not fold renewals`);
+      const taken = await acquire(s, 'e', 'a', { leaderships: 1 });
+      if (!taken.acquired) throw new Error('not acquired');
+      const { lease } = taken;
+      const renewWith = (on: FoldingStore, extra: Omit<RenewWithOptions, 'signal' | 'leaseDurationMs'>) =>
+        on.renewWith(lease, { leaseDurationMs: 30_000, signal: signal(), ...extra });
+      // Twice: once finding the columns missing, once knowing it.
+      for (const value of [1, 2]) {
+        const reply = await renewWith(s, { meta: { leaderships: 2 }, writeState: [{ key: 'state', value }] });
+        expect(reply).toEqual({});
+        expect(await s.readState('e', { signal: signal() })).toEqual({ value, term: lease.term });
+      }
+      expect(await s.read('e', { signal: signal() })).toEqual({ held: true, holder: 'a', term: lease.term });
+      const error = await renewWith(s, { readHandover: true, writeState: [{ key: 'state', value: 3 }] }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ kind: 'fatal' });
+      expect((error as Error).message).toContain(t.migrationName);
+      // As the separate calls: the renewal and its writes went through, the read could not.
+      expect(await s.readState('e', { signal: signal() })).toEqual({ value: 3, term: lease.term });
+      expect(await t.handoverColumns(table)).toEqual([]);
+      const migrating = store(table);
+      if (!supportsRenewWith(migrating)) throw new Error(`${migrating.name} does not fold renewals`);
+      expect(await renewWith(migrating, { meta: { leaderships: 3 }, readHandover: true })).toEqual({ handover: null });
+      expect(await t.handoverColumns(table)).toEqual(COLUMNS);
+      expect(await migrating.read('e', { signal: signal() })).toMatchObject({ holder: 'a', meta: { leaderships: 3 } });
+      await migrating.requestHandover?.(request(lease.term), { signal: signal() });
+      expect(await renewWith(migrating, { readHandover: true })).toEqual({ handover: request(lease.term) });
     });
   });
 }

@@ -5,8 +5,14 @@
 // row lock giving up at its signal.
 import { randomBytes } from 'node:crypto';
 import { FatalLeaseStoreError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
-import { type RecordCapableStore, supportsRecords } from '../../lib/stores/lease-store.capabilities.js';
-import type { Lease, LeaseStore, SharedRecord } from '../../lib/stores/lease-store.js';
+import {
+  type FoldingStore,
+  type RecordCapableStore,
+  supportsRecords,
+  supportsRenewWith,
+  supportsState,
+} from '../../lib/stores/lease-store.capabilities.js';
+import type { Lease, LeaseStore, RenewWithOptions, SharedRecord } from '../../lib/stores/lease-store.js';
 import type { PreviousVersionReplica } from './sql-handover-upgrade.js';
 
 export interface SqlRecordsTarget {
@@ -137,6 +143,37 @@ export function describeSqlRecords(name: string, t: SqlRecordsTarget): void {
       expect((await read(s, 'e', 'jobs'))?.value).toBe(1);
       expect(await s.readState?.('e', { signal: signal() })).toEqual({ value: 'state', term: lease.term });
       await s.renew(lease, { leaseDurationMs: 30_000, signal: signal() });
+    });
+
+    it('a folded renewal on a table without the column: with createTable: false, state writes and a handover read fold, a records read fails naming the migration once renewed; with createTable on it is added on the way', async () => {
+      const old = await t.previousVersionTable();
+      const s = store(old, { createTable: false });
+      if (!supportsRenewWith(s) || !supportsState(s)) throw new Error(`${s.name} does not fold renewals`);
+      const lease = await acquire(s, 'e', 'a');
+      const renewWith = (on: FoldingStore, extra: Omit<RenewWithOptions, 'signal' | 'leaseDurationMs'>) =>
+        on.renewWith(lease, { leaseDurationMs: 30_000, signal: signal(), ...extra });
+      expect(await renewWith(s, { writeState: [{ key: 'state', value: 1 }], readHandover: true })).toEqual({
+        handover: null,
+      });
+      const error = await renewWith(s, { writeState: [{ key: 'state', value: 2 }], readRecords: ['jobs'] }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(FatalLeaseStoreError);
+      expect((error as Error).message).toContain(t.migrationName);
+      // As the separate calls: the renewal and its writes went through, the read could not.
+      expect(await s.readState('e', { signal: signal() })).toEqual({ value: 2, term: lease.term });
+      expect(await t.hasRecordsColumn(old)).toBe(false);
+      const migrating = store(old);
+      if (!supportsRenewWith(migrating)) throw new Error(`${migrating.name} does not fold renewals`);
+      expect(await renewWith(migrating, { readRecords: ['jobs'], writeState: [{ key: 'state', value: 3 }] })).toEqual({
+        records: { jobs: null },
+      });
+      expect(await t.hasRecordsColumn(old)).toBe(true);
+      expect(await write(migrating, 'e', 'jobs', 'x', null)).toBe(true);
+      expect(await renewWith(migrating, { readRecords: ['jobs'] })).toEqual({
+        records: { jobs: await read(migrating, 'e', 'jobs') },
+      });
+      expect(await s.readState('e', { signal: signal() })).toEqual({ value: 3, term: lease.term });
     });
 
     it('a first record write racing an acquire on an election without a row: both succeed, the lease is term 1 and the record stays (30 warm races)', async () => {

@@ -52,7 +52,8 @@ export class EtcdSharedRecords {
     });
   }
 
-  private decode(election: string, key: string, kv: IKeyValue): SharedRecord {
+  /** A record's key-value as readRecord answers it (the folded renewal reads them in its txn). */
+  decode(election: string, key: string, kv: IKeyValue): SharedRecord {
     try {
       return { value: JSON.parse(kv.value.toString()) as unknown, version: kv.mod_revision };
     } catch {

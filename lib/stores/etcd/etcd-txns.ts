@@ -137,21 +137,24 @@ export function takeTxn(
   election: string,
   take: { identity: string; leaseId: string; meta?: string; reservedMod: string },
 ): ComparatorBuilder {
-  const value =
-    take.meta === undefined ? { holder: take.identity } : { holder: take.identity, meta: JSON.parse(take.meta) };
   return etcd
     .if(keys.lease(election), 'Create', '==', 0)
     .and(keys.reserved(election), 'Mod', '==', take.reservedMod)
     .then(
-      etcd.put(keys.lease(election)).value(JSON.stringify(value)).lease(take.leaseId),
+      etcd.put(keys.lease(election)).value(leaseValue(take.identity, take.meta)).lease(take.leaseId),
       etcd.put(keys.term(election)).value(JSON.stringify({ holder: take.identity })),
       etcd.delete().key(keys.reserved(election)),
     )
     .else(...snapshotOps(keys, election));
 }
 
+/** The lease key's value as an acquire writes it: `{holder, meta?}`, `meta` the encoded meta's JSON. */
+export function leaseValue(holder: string, meta: string | undefined): string {
+  return JSON.stringify(meta === undefined ? { holder } : { holder, meta: JSON.parse(meta) });
+}
+
 /** Conditional on `lease` being the key's current etcd lease and term. */
-function ifOurs(etcd: Etcd3, keys: EtcdKeys, lease: Lease): ComparatorBuilder {
+export function ifOurs(etcd: Etcd3, keys: EtcdKeys, lease: Lease): ComparatorBuilder {
   const key = keys.lease(lease.election);
   return etcd.if(key, 'Lease', '==', lease.leaseId).and(key, 'Create', '==', lease.term);
 }

@@ -15,6 +15,8 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
@@ -26,6 +28,7 @@ import { classifyEtcdError } from './etcd-errors.js';
 import { EtcdHandoverRequests } from './etcd-handover.js';
 import { keepAliveOnce } from './etcd-leases.js';
 import { EtcdSharedRecords } from './etcd-records.js';
+import { EtcdFoldedRenewal } from './etcd-renewal.js';
 import { EtcdLeaderState } from './etcd-state.js';
 import {
   bindingReservation,
@@ -60,8 +63,9 @@ const DEFAULT_PREFIX = 'leader-election/';
  * {@link watch} watches the key, so followers contend the moment it is deleted: released, or
  * expired after a crash.
  *
- * Leader state is written by a transaction conditional on our lease (etcd-state.ts); shared
- * records, by anyone, by a transaction comparing the record's own revision (etcd-records.ts).
+ * Leader state is written by a transaction conditional on our lease (etcd-state.ts); shared records, by anyone, by
+ * a transaction comparing the record's own revision (etcd-records.ts). Renewals fold ({@link renewWith}): keep-alive
+ * in parallel with ONE transaction on our lease that puts state and meta and reads the handover request and records.
  *
  * Handover: the holder's meta lives in the lease value (written by the acquire transaction, and by a
  * transaction conditional on our lease when a renew's meta changed). A release to a named identity
@@ -88,6 +92,7 @@ export class EtcdLeaseStore implements LeaseStore {
   private readonly requests: EtcdHandoverRequests;
   private readonly state: EtcdLeaderState;
   private readonly records: EtcdSharedRecords;
+  private readonly folded: EtcdFoldedRenewal;
   /** Elections whose key the watch saw deleted since their last acquire: that acquire skips its read. */
   private readonly seenDeleted = new Set<string>();
   private readonly calls = new StoreCallKit({
@@ -112,6 +117,7 @@ export class EtcdLeaseStore implements LeaseStore {
     this.requests = new EtcdHandoverRequests(STORE, this.etcd, this.keys, this.calls);
     this.state = new EtcdLeaderState(this, this.etcd, this.keys, this.calls);
     this.records = new EtcdSharedRecords(this, this.etcd, this.keys, this.calls);
+    this.folded = new EtcdFoldedRenewal(this, this.etcd, this.keys, this.calls, this.records);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -189,6 +195,10 @@ export class EtcdLeaseStore implements LeaseStore {
       this.calls.track(this.etcd.revoke(lease.leaseId));
       throw new LeaseLostError(storeMessages.leaseLost(lease.election));
     }
+  }
+
+  renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    return this.folded.renew(lease, options);
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {

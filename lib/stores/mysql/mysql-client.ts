@@ -12,7 +12,9 @@ export interface MySqlLeaseStoreOptions {
   client?: Pool;
   /**
    * Connection URL or pool settings for a pool the store opens (and closes in `close()`).
-   * Defaults added unless given: connect timeout 5 s, 4 connections, TCP keep-alive.
+   * Defaults added unless given: connect timeout 5 s, 4 connections, TCP keep-alive, and
+   * `multipleStatements` (a folded renewal sends its UPDATE and SELECT in one round trip; the store
+   * only ever sends its own statements, values bound as parameters).
    */
   connection?: string | PoolOptions;
   /** Table with one row per election, in the connection's database. Default `leader_election_leases`. */
@@ -36,7 +38,7 @@ export function poolOptions(connection: string | PoolOptions): PoolOptions {
       'mysql://user:password@host:3306/database',
     );
   }
-  return { connectTimeout: 5_000, connectionLimit: 4, enableKeepAlive: true, ...config };
+  return { connectTimeout: 5_000, connectionLimit: 4, enableKeepAlive: true, multipleStatements: true, ...config };
 }
 
 /**
@@ -74,6 +76,15 @@ export class MySqlClient {
       await this.ensureTable(pool);
       return (await pool.query(options))[0] as R[];
     }
+  }
+
+  /**
+   * Whether one `query` may carry several statements: on our own pool by default; on a pool the user
+   * passed in only when its owner enabled it (the store never changes a user's pool).
+   */
+  multipleStatements(): boolean {
+    const pool = this.getPool() as { pool?: { config?: { connectionConfig?: { multipleStatements?: boolean } } } };
+    return pool.pool?.config?.connectionConfig?.multipleStatements === true;
   }
 
   /** One ALTER adding columns; "Duplicate column name" (added meanwhile by another instance or by hand) is done. */

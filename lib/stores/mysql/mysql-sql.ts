@@ -105,6 +105,17 @@ export interface MySqlStatements extends MySqlAcquireStatements {
   renew: string;
   /** meta JSON, duration ms, then {@link MINE}'s parameters. */
   renewMeta: string;
+  /**
+   * The folded renewal (renewWith): {@link renew} carrying the meta (as {@link renewMeta}) and
+   * `writes` state entries (each merged as {@link writeState} writes it). Parameters: meta JSON
+   * (with `meta`), a key path and entry JSON per write, duration ms, then {@link MINE}'s.
+   */
+  renewWith(parts: { meta: boolean; writes: number }): string;
+  /**
+   * What a folded renewal brings back, read right after it: lease id, term, a key path per record,
+   * election → (mine: the lease is ours and unexpired[, handover][, r0, r1, … each record's entry]).
+   */
+  renewed(parts: { handover: boolean; records: number }): string;
   /** {@link MINE}'s parameters: the lease is still ours. */
   stillMine: string;
   /** election, lease id, term (NULL: any) twice. */
@@ -149,6 +160,9 @@ export function mysqlStatements(table: string): MySqlStatements {
     WHERE election = ? AND lease_id = ? AND (? IS NULL OR term = ?) AND expires_at > ${NOW}`;
   const renew = (set: string) =>
     `UPDATE ${table} SET ${set}expires_at = TIMESTAMPADD(MICROSECOND, ? * 1000, ${NOW}) WHERE ${MINE}`;
+  // Tags the meta as this lease's; a held row has no reservation, so a stale one (left by a
+  // previous-version acquire, which does not clear it) must not become this lease's either.
+  const setMeta = 'meta = ?, meta_lease_id = lease_id, reserved_for = NULL, reserved_until = NULL, ';
   return {
     // Polling followers mostly find the lease held: one plain read answers that without a lock.
     read: `SELECT ${view} FROM ${table} WHERE election = ?`,
@@ -181,9 +195,18 @@ export function mysqlStatements(table: string): MySqlStatements {
       mine: `SELECT ${legacyView}, lease_id = ? AS mine FROM ${table} WHERE election = ?`,
     },
     renew: renew(''),
-    // Tags the meta as this lease's; a held row has no reservation, so a stale one (left by a
-    // previous-version acquire, which does not clear it) must not become this lease's either.
-    renewMeta: renew('meta = ?, meta_lease_id = lease_id, reserved_for = NULL, reserved_until = NULL, '),
+    renewMeta: renew(setMeta),
+    // One UPDATE, so the writes are all-or-none under the renewal's own condition; JSON_SET takes
+    // the path/value pairs in order, as writeState's single one.
+    renewWith: ({ meta, writes }) => {
+      const pairs = Array.from({ length: writes }, () => `?, JSON_EXTRACT(?, '$')`).join(', ');
+      return renew(`${meta ? setMeta : ''}${writes > 0 ? `state = JSON_SET(COALESCE(state, '{}'), ${pairs}), ` : ''}`);
+    },
+    renewed: ({ handover, records }) => {
+      const entries = Array.from({ length: records }, (_, i) => `, JSON_EXTRACT(records, ?) AS r${i}`).join('');
+      return `SELECT lease_id = ? AND term = ? AND expires_at > ${NOW} AS mine${handover ? ', handover' : ''}${entries}
+        FROM ${table} WHERE election = ?`;
+    },
     stillMine: `SELECT 1 AS ok FROM ${table} WHERE ${MINE}`,
     // Conditional on lease id and (when known) term, so it never releases a later holder's row.
     release: release(''),

@@ -1,5 +1,4 @@
 import type { PoolOptions, RowDataPacket } from 'mysql2/promise';
-import { LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -19,6 +18,8 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
@@ -31,6 +32,7 @@ import { errorCode, type Step, StoreCallKit, serverClockLimits } from '../store-
 import { affectedRows, MySqlClient, type MySqlLeaseStoreOptions, poolOptions } from './mysql-client.js';
 import { classifyMySqlError } from './mysql-errors.js';
 import { mysqlRecordsProtocol } from './mysql-records.js';
+import { MySqlRenewal } from './mysql-renewal.js';
 import {
   DEFAULT_TABLE,
   type MySqlAcquireStatements,
@@ -67,6 +69,9 @@ interface RowView extends RowDataPacket, LeaseRowView {
  *
  * Leader state lives in the row's `state` JSON column, `{ [key]: { value, term } }`, written by one
  * `UPDATE … SET state = JSON_SET(…) WHERE lease_id = … AND term = … AND expires_at > UTC_TIMESTAMP(3)`.
+ * A renewal folds what it carries and learns ({@link renewWith}) into one UPDATE and a SELECT of the
+ * row, sent together: one round trip on the store's own pool, two on a pool you pass in without
+ * `multipleStatements` (mysql-renewal.ts).
  *
  * Handover lives in the row too: the holder's meta (written by the acquire, replaced by a renew),
  * a released row's reservation for a named identity (written by the release's own conditional
@@ -90,6 +95,7 @@ export class MySqlLeaseStore implements LeaseStore {
   private readonly client: MySqlClient;
   private readonly columns: SqlColumns;
   private readonly records: SqlRecords;
+  private readonly renewal: MySqlRenewal;
   private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyMySqlError(error, this.table, this.createTable),
@@ -128,6 +134,8 @@ export class MySqlLeaseStore implements LeaseStore {
     });
     const protocol = mysqlRecordsProtocol(this.table, (sql, values) => this.query(sql, values));
     this.records = new SqlRecords({ store: this, calls: this.calls, column: this.columns.records, protocol });
+    const [calls, columns, sql, client] = [this.calls, this.columns, this.sql, this.client];
+    this.renewal = new MySqlRenewal({ store: this, calls, columns, sql, client });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -163,25 +171,12 @@ export class MySqlLeaseStore implements LeaseStore {
     });
   }
 
-  async renew(lease: Lease, options: RenewOptions): Promise<void> {
-    const meta = encodeLeaseMeta(STORE, options.meta);
-    const ours = [lease.election, lease.leaseId, lease.term];
-    const renewed = await this.calls.run(options.signal, async (step) => {
-      const plain = () => this.query(this.sql.renew, [options.leaseDurationMs, ...ours]);
-      const result =
-        meta === undefined
-          ? await plain()
-          : await this.columns.handover.preferred(
-              step,
-              () => this.query(this.sql.renewMeta, [meta, options.leaseDurationMs, ...ours]),
-              plain,
-            );
-      if (affectedRows(result) > 0) return true;
-      // Without FOUND_ROWS a renewal in the same millisecond changes nothing and counts 0 rows.
-      step();
-      return (await this.query(this.sql.stillMine, ours)).length > 0;
-    });
-    if (!renewed) throw new LeaseLostError(messages.leaseLost(lease.election));
+  renew(lease: Lease, options: RenewOptions): Promise<void> {
+    return this.renewal.renew(lease, options);
+  }
+
+  renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    return this.renewal.renewWith(lease, options);
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {

@@ -89,6 +89,13 @@ export interface PostgresStatements {
   renew: string;
   /** {@link renew}, replacing the meta: $5 meta JSON. */
   renewMeta: string;
+  /**
+   * The folded renewal (renewWith): {@link renew}'s $1-$4, then for each part present, in this
+   * order: the meta JSON (as {@link renewMeta}), the state entries as one JSON object
+   * `{ [key]: entry }` (each merged as {@link writeState} writes it), the record keys (text[]) →
+   * (term[, handover][, records: `{ [key]: entry }` of the asked keys present, or NULL]).
+   */
+  renewWith(parts: FoldedRenewalParts): string;
   /** $1 election, $2 lease id, $3 term (NULL: any), $4 channel → notifies when released. */
   release: string;
   /** {@link release} reserving the freed row: $5 identity, $6 reservation ms. */
@@ -111,6 +118,14 @@ export interface PostgresStatements {
   legacy: { acquire: string; read: string };
 }
 
+/** What a folded renewal carries and asks: each part adds to {@link PostgresStatements.renewWith}. */
+export interface FoldedRenewalParts {
+  meta: boolean;
+  state: boolean;
+  handover: boolean;
+  records: boolean;
+}
+
 const IN_MS = `$4::double precision * interval '1 millisecond'`;
 
 export function postgresStatements(table: string): PostgresStatements {
@@ -128,9 +143,13 @@ export function postgresStatements(table: string): PostgresStatements {
         WHERE election = $1 AND lease_id = $2 AND ($3::bigint IS NULL OR term = $3::bigint) AND expires_at > clock_timestamp()
         RETURNING election)
       SELECT pg_notify($4, election) FROM released`;
-  const renew = (set: string) => `UPDATE ${table} SET expires_at = clock_timestamp() + ${IN_MS}${set}
+  const renew = (set: string, returning = '') => `UPDATE ${table} SET expires_at = clock_timestamp() + ${IN_MS}${set}
         WHERE election = $1 AND lease_id = $2 AND term = $3 AND expires_at > clock_timestamp()
-        RETURNING term`;
+        RETURNING term${returning}`;
+  // Tags the meta as this lease's; a held row has no reservation, so a stale one (left by a
+  // previous-version acquire, which does not clear it) must not become this lease's either.
+  const setMeta = (param: string) =>
+    `, meta = ${param}::jsonb, meta_lease_id = lease_id, reserved_for = NULL, reserved_until = NULL`;
   return {
     // Take the row if free or expired (and not reserved for someone else), else report who holds
     // or reserved it — when the statement's snapshot shows that. After waiting for a concurrent
@@ -152,9 +171,22 @@ export function postgresStatements(table: string): PostgresStatements {
       SELECT false, v.term, v.held, v.holder, v.expires_in_ms, v.meta, v.reserved_for FROM (${view}) v
         WHERE (v.held OR v.reserved_for <> $2) AND NOT EXISTS (SELECT 1 FROM taken)`,
     renew: renew(''),
-    // Tags the meta as this lease's; a held row has no reservation, so a stale one (left by a
-    // previous-version acquire, which does not clear it) must not become this lease's either.
-    renewMeta: renew(', meta = $5::jsonb, meta_lease_id = lease_id, reserved_for = NULL, reserved_until = NULL'),
+    renewMeta: renew(setMeta('$5')),
+    // One statement, so the writes are all-or-none under the renewal's own condition; RETURNING
+    // reads the row as the renewal left it (under its row lock): nothing can land in between.
+    renewWith: (parts) => {
+      let n = 4;
+      const param = () => `$${++n}`;
+      let set = parts.meta ? setMeta(param()) : '';
+      // `||` replaces top-level keys: per key what writeState's jsonb_set does.
+      if (parts.state) set += `, state = coalesce(state, '{}'::jsonb) || ${param()}::jsonb`;
+      let returning = parts.handover ? ', handover' : '';
+      if (parts.records) {
+        returning += `, (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(records) e
+          WHERE e.key = ANY(${param()}::text[])) AS records`;
+      }
+      return renew(set, returning);
+    },
     // Conditional on lease id and (when known) term, so it never releases a later holder's row.
     release: release(''),
     releaseReserved: release(

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { PoolConfig, QueryResultRow } from 'pg';
-import { LeaseLostError } from '../../shared/errors.js';
 import {
   decodeHandoverRequest,
   encodeHandoverRequest,
@@ -21,6 +20,8 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
@@ -33,6 +34,7 @@ import { PostgresClient, type PostgresLeaseStoreOptions, poolConfig } from './po
 import { classifyPostgresError } from './postgres-errors.js';
 import { PostgresListener } from './postgres-listener.js';
 import { postgresRecordsProtocol } from './postgres-records.js';
+import { PostgresRenewal } from './postgres-renewal.js';
 import {
   DEFAULT_SCHEMA,
   DEFAULT_TABLE,
@@ -63,7 +65,8 @@ const STORE = 'PostgresLeaseStore';
  * contend at once.
  *
  * Leader state lives in the row's `state` jsonb column, `{ [key]: { value, term } }`, written by one
- * `UPDATE … WHERE lease_id = … AND term = … AND expires_at > clock_timestamp()`.
+ * `UPDATE … WHERE lease_id = … AND term = … AND expires_at > clock_timestamp()`. A renewal folds what
+ * it carries and learns ({@link renewWith}) into ONE statement, one round trip (postgres-renewal.ts).
  *
  * Handover lives in the row too: the holder's meta (written by the acquire, replaced by a renew),
  * a released row's reservation for a named identity (written by the release's own conditional
@@ -90,6 +93,7 @@ export class PostgresLeaseStore implements LeaseStore {
   private listener?: PostgresListener;
   private readonly columns: SqlColumns;
   private readonly records: SqlRecords;
+  private readonly renewal: PostgresRenewal;
   private readonly calls = new StoreCallKit({
     name: STORE,
     classify: (error) => classifyPostgresError(error, this.table, this.schemaName, this.createTable),
@@ -136,6 +140,8 @@ export class PostgresLeaseStore implements LeaseStore {
       // jsonb cannot hold U+0000 (SQLSTATE 22P05): refused up front rather than sent.
       storable: (entry) => jsonb(entry, 'shared record'),
     });
+    const [calls, columns, sql] = [this.calls, this.columns, this.sql];
+    this.renewal = new PostgresRenewal({ store: this, calls, columns, sql, query: (...args) => this.query(...args) });
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -170,19 +176,12 @@ export class PostgresLeaseStore implements LeaseStore {
     });
   }
 
-  async renew(lease: Lease, options: RenewOptions): Promise<void> {
-    const meta = jsonb(encodeLeaseMeta(STORE, options.meta), 'lease meta');
-    const values = [lease.election, lease.leaseId, lease.term, options.leaseDurationMs];
-    const rows = await this.calls.run(options.signal, (step) =>
-      meta === undefined
-        ? this.query(step, this.sql.renew, values)
-        : this.columns.handover.preferred(
-            step,
-            () => this.query(step, this.sql.renewMeta, [...values, meta]),
-            () => this.query(step, this.sql.renew, values),
-          ),
-    );
-    if (rows.length === 0) throw new LeaseLostError(messages.leaseLost(lease.election));
+  renew(lease: Lease, options: RenewOptions): Promise<void> {
+    return this.renewal.renew(lease, options);
+  }
+
+  renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    return this.renewal.renewWith(lease, options);
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
@@ -260,7 +259,9 @@ export class PostgresLeaseStore implements LeaseStore {
   }
 
   async listElections(options: CallOptions): Promise<string[]> {
-    const rows = await this.run<{ election: string }>(options.signal, this.sql.listElections, []);
+    const rows = await this.calls.run(options.signal, (step) =>
+      this.query<{ election: string }>(step, this.sql.listElections, []),
+    );
     // Sorted here, by code unit like every other store, whatever the database's collation.
     return rows.map((row) => row.election).sort();
   }
@@ -287,11 +288,6 @@ export class PostgresLeaseStore implements LeaseStore {
       () => this.query<LeaseRowView>(step, this.sql.legacy.read, [election]),
     );
     return row;
-  }
-
-  /** One statement under `signal`; see {@link query}. */
-  private run<R extends QueryResultRow = QueryResultRow>(signal: AbortSignal, text: string, values: unknown[]) {
-    return this.calls.run(signal, (step) => this.query<R>(step, text, values));
   }
 
   private query<R extends QueryResultRow = QueryResultRow>(step: Step, text: string, values: unknown[]) {

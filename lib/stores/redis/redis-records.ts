@@ -8,8 +8,11 @@ import { evalScript, WRITE_RECORD } from './redis-scripts.js';
 /** What the records need of the store: its bounded calls and its replica-acknowledged writes. */
 export interface RedisRecordCalls {
   run<T>(signal: AbortSignal, work: (client: Redis) => Promise<T>): Promise<T>;
-  /** A script's reply; with replicaAcks, a 1 ("written") only once the replicas have it. */
-  acknowledged(client: Redis, write: () => Promise<unknown>): Promise<unknown>;
+  /**
+   * A script's reply; with replicaAcks, a "written" reply (1, or what `written` says) only once the
+   * replicas have it.
+   */
+  acknowledged(client: Redis, write: () => Promise<unknown>, written?: (reply: unknown) => boolean): Promise<unknown>;
 }
 
 /**

@@ -51,10 +51,12 @@ redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3])
 return {1, value}`);
 
 /**
- * KEYS: lease. ARGV: lease id, term, duration ms, meta JSON ('' keep). → 1 renewed, 0 not ours.
- * The value is rewritten only when the meta changed: a renew is otherwise one PEXPIRE.
+ * The renewal, as a script's first step (RENEW, and RENEW_WITH in redis-renewal.ts, share it):
+ * KEYS[1] lease; ARGV[1..4] lease id, term, duration ms, meta JSON ('' keep). Returns 0 when the
+ * lease is not ours, else falls through. The value is rewritten only when the meta changed: a
+ * renew is otherwise one PEXPIRE.
  */
-export const RENEW = script(`
+export const RENEW_STEP = `
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
 local ok, lease = pcall(cjson.decode, current)
@@ -64,7 +66,10 @@ if ARGV[4] == '' or lease.meta == ARGV[4] then
 else
   lease.meta = ARGV[4]
   redis.call('SET', KEYS[1], cjson.encode(lease), 'PX', ARGV[3])
-end
+end`;
+
+/** KEYS: lease. ARGV: lease id, term, duration ms, meta JSON ('' keep). → 1 renewed, 0 not ours. */
+export const RENEW = script(`${RENEW_STEP}
 return 1`);
 
 /**
@@ -159,7 +164,7 @@ export async function evalScript(
   }
 }
 
-function script(lua: string): Script {
+export function script(lua: string): Script {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 

@@ -22,6 +22,8 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../lease-store.js';
@@ -32,7 +34,8 @@ import { checkKeyPrefix, StoreCallKit, serverClockLimits } from '../store-suppor
 import { connectionOf, RedisClient, type RedisLeaseStoreOptions } from './redis-client.js';
 import { classifyRedisError } from './redis-errors.js';
 import { RedisKeys } from './redis-keys.js';
-import { RedisRecords } from './redis-records.js';
+import { type RedisRecordCalls, RedisRecords } from './redis-records.js';
+import { RedisRenewal } from './redis-renewal.js';
 import { ReplicaAcks } from './redis-replica-acks.js';
 import {
   ACQUIRE,
@@ -71,6 +74,8 @@ const DEFAULT_PREFIX = 'leader-election:';
  *
  * Shared records: a hash beside the lease that any replica writes by compare-and-set (redis-records.ts).
  *
+ * A renewal folds what it carries and learns into one script call (`renewWith`, redis-renewal.ts).
+ *
  * With `replicaAcks`, an acquire, renew, state or record write counts only once WAIT reports that
  * many replicas have it (redis-replica-acks.ts): a Sentinel failover then cannot lose a term we act on.
  *
@@ -83,6 +88,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   private readonly keys: RedisKeys;
   private readonly records: RedisRecords;
+  private readonly renewal: RedisRenewal;
   private readonly redis: RedisClient;
   private readonly acks?: ReplicaAcks;
   private subscriber?: RedisSubscriber;
@@ -100,10 +106,12 @@ export class RedisLeaseStore implements LeaseStore {
     }
     this.keys = new RedisKeys(checkKeyPrefix(STORE, options.keyPrefix ?? DEFAULT_PREFIX));
     this.acks = ReplicaAcks.from(options.replicaAcks);
-    this.records = new RedisRecords(this, this.keys, {
+    const calls: RedisRecordCalls = {
       run: (signal, work) => this.run(signal, work),
-      acknowledged: (client, write) => this.acknowledged(client, write),
-    });
+      acknowledged: (client, write, written) => this.acknowledged(client, write, written),
+    };
+    this.records = new RedisRecords(this, this.keys, calls);
+    this.renewal = new RedisRenewal(this, this.keys, calls);
     this.redis = new RedisClient(this.calls, options.client, options.client ? undefined : connectionOf(options));
   }
 
@@ -145,6 +153,10 @@ export class RedisLeaseStore implements LeaseStore {
       this.acknowledged(client, () => evalScript(client, RENEW, [this.keys.lease(lease.election)], args)),
     );
     if (Number(renewed) !== 1) throw new LeaseLostError(messages.leaseLost(lease.election));
+  }
+
+  renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    return this.renewal.renewWith(lease, options);
   }
 
   async release(lease: Lease, options: ReleaseOptions): Promise<void> {
@@ -260,11 +272,15 @@ export class RedisLeaseStore implements LeaseStore {
     return evalScript(client, RELEASE, keys, args);
   }
 
-  /** A script's reply; with replicaAcks, a 1 ("written") only once the replicas have it. */
-  private async acknowledged(client: Redis, write: () => Promise<unknown>): Promise<unknown> {
+  /** A script's reply; with replicaAcks, a "written" one (1 unless `written` says) only once the replicas have it. */
+  private async acknowledged(
+    client: Redis,
+    write: () => Promise<unknown>,
+    written = (reply: unknown) => Number(reply) === 1,
+  ): Promise<unknown> {
     const value = await write();
     const wroteOn = client.stream;
-    if (Number(value) === 1) await this.acks?.confirm(client, wroteOn);
+    if (written(value)) await this.acks?.confirm(client, wroteOn);
     return value;
   }
 
