@@ -8,6 +8,7 @@ import { callTimeoutMs, handoverReserveMs } from './elector-options.js';
 import { type ExpiryHint, nextTickDelayMs, spreadWouldAsk } from './follower-schedule.js';
 import { HandoverDesk } from './handover.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
+import { RenewalExchange, type RenewalRider } from './renewal.js';
 import { type StandbySlots, standbySlotsFor } from './standby.js';
 import { LeaderStateCalls } from './state-calls.js';
 import { type SentAt, sentNow, Term } from './term.js';
@@ -24,6 +25,7 @@ export class ElectionLoop {
   private readonly callTimeoutMs: number;
   private readonly handovers: HandoverDesk;
   private readonly leaderState: LeaderStateCalls;
+  private readonly renewal: RenewalExchange;
   /** With `activeFollowers`: the candidate slot that makes this follower an active one. */
   private readonly slots?: StandbySlots;
   private lastRenewSentAt?: number;
@@ -53,6 +55,12 @@ export class ElectionLoop {
       this.scheduleNext();
     });
     this.leaderState = new LeaderStateCalls(d, lent, d.terms);
+    this.renewal = new RenewalExchange(d, lent);
+  }
+
+  /** What rides on our renewals (see renewal.ts); the function returned takes it off. */
+  carry(rider: RenewalRider): () => void {
+    return this.renewal.carry(rider);
   }
 
   async start(): Promise<void> {
@@ -85,15 +93,11 @@ export class ElectionLoop {
     try {
       await beforeRelease?.();
     } finally {
-      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs: this.reserveMs };
+      const reserveMs = handoverReserveMs(this.d.timings, this.d.standby);
+      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs };
       await this.calls.release(lease, reservation);
       this.scheduleNext();
     }
-  }
-
-  /** How long a directed handover keeps the freed lease for the named replica (see elector-options.ts). */
-  private get reserveMs(): number {
-    return handoverReserveMs(this.d.timings, this.d.standby);
   }
 
   /** Became active or standby: the next poll comes on the new schedule. */
@@ -239,18 +243,15 @@ export class ElectionLoop {
     const meta = this.d.meta.renewal(this.d.meta.current(this.handovers.isPinned()));
     try {
       // The call may not outlive our leadership: we stop waiting at the deadline at the latest.
-      await this.calls.call('renew', term.remainingMs(), (signal) =>
-        this.d.store.renew(term.lease, {
-          leaseDurationMs: this.d.timings.leaseDurationMs,
-          signal,
-          ...(meta.changed ? { meta: meta.changed } : {}),
-        }),
-      );
+      const renewal = await this.renewal.send(term, meta.changed, this.handovers.wantsRequest());
       this.d.failures.noteSuccess();
       meta.taken();
-      if (this.d.terms.term !== term || this.d.terms.checkDeadline()) return;
+      if (this.d.terms.term !== term || this.d.terms.checkDeadline()) {
+        this.renewal.abandon(renewal);
+        return;
+      }
       term.extend(sent);
-      await this.d.terms.renewed(term);
+      await this.d.terms.renewed(term, this.renewal.settle(term, renewal));
     } catch (raw) {
       const error = toLeaseStoreError(raw);
       if (error.kind === 'lost') {

@@ -114,6 +114,10 @@ export const electionMessages = {
     `priority: this replica leads ${mine} election(s), the requester ${theirs}; with spread, a move by priority goes only to a replica leading fewer`,
   handoverPriorityYielded: (election: string, term: number) =>
     `leader election "${election}": priority request not recorded: a request of another kind (e.g. an operator's) is pending for term ${term}, and it stands`,
+  foldingOff: (election: string, message: string) =>
+    `election "${election}": the store refused a folded renewal (${message}); renewing alone from now on, with separate calls for what rode on it`,
+  readEveryNth: (store: string, value: unknown) =>
+    `${store}: readEveryNthRenewal must be an integer from 1 to 20 (got ${String(value)})`,
   handoverCheckFailed: (election: string, message: string) =>
     `leader election "${election}": could not read the pending handover request (${message}); trying again at the next renewal`,
 

@@ -73,6 +73,7 @@ import { FailureLog } from './failure-log.js';
 import { OwnLeaseMeta } from './lease-meta.js';
 import { ObservedLeader } from './observed-leader.js';
 import { priorityOf } from './priority.js';
+import type { RenewalRider } from './renewal.js';
 import { checkUserStateKey } from './state-keys.js';
 import { TermKeeper } from './term-keeper.js';
 
@@ -109,11 +110,9 @@ export class Elector {
 
   private readonly clock: Clock;
   private readonly failures: FailureLog;
-  /** Who leads as the store last told (the loop writes it). */
+  /** Who leads as the store last told, what our lease publishes, our state and term: the loop drives them. */
   private readonly observed: ObservedLeader;
-  /** What our lease publishes (the loop sends it with each acquire/renew). */
   private readonly meta: OwnLeaseMeta;
-  /** Our state and term (the loop drives the transitions; the getters below read them). */
   private readonly terms: TermKeeper;
   private readonly loop: ElectionLoop;
   private stopping?: Promise<void>;
@@ -236,6 +235,11 @@ export class Elector {
   /** @internal The library's write of its own `tick:` and `jobs:` keys, fenced like any state write. */
   writeTickRecord(value: unknown, key: string): Promise<void> {
     return this.loop.writeState(value, key);
+  }
+
+  /** @internal What rides on our renewals (job control's reads and run records); returns its removal. */
+  carry(rider: RenewalRider): () => void {
+    return this.loop.carry(rider);
   }
 
   /** Resolves after the first acquire attempt (won, lost or failed); never waits a poll interval. */

@@ -19,7 +19,7 @@ import type { LoopCalls, LoopDeps } from './loop-deps.js';
 import { priorityDeclined } from './priority.js';
 import type { StandbySlots } from './standby.js';
 import type { Term } from './term.js';
-import type { TermListener } from './term-keeper.js';
+import type { Learned, TermListener } from './term-keeper.js';
 
 /** The loop's way out: step down, then release (reserving the lease for `to`) after `beforeRelease`. */
 export type StepDownAndRelease = (
@@ -30,7 +30,7 @@ export type StepDownAndRelease = (
 
 /**
  * Handover requests beside the {@link ElectionLoop}: recording one (for the leader's current
- * term), and, while leading, judging the one left for our term after each renewal: honour it
+ * term), and, while leading, judging the one left for our term that a renewal brings back: honour it
  * (hooks, then step down and release reserved for its target), decline it, or ignore it. It learns
  * of our terms as a {@link TermListener}; the loop only lends it the way out (`leave`).
  */
@@ -63,9 +63,15 @@ export class HandoverDesk implements TermListener {
     this.judged.clear();
   }
 
-  /** After each renewal: is there a request for our term? */
-  renewed(term: Term): Promise<void> {
-    return this.checkHandover(term);
+  /** After each renewal: the request it brought back, if any, for our term? */
+  async renewed(term: Term, learned: Learned): Promise<void> {
+    const request = learned.handover;
+    if (request && this.term === term) this.judge(term, request);
+  }
+
+  /** Whether the next renewal should bring back the pending request: not while honouring one. */
+  wantsRequest(): boolean {
+    return supportsHandover(this.d.store) && this.honouring === undefined;
   }
 
   revoked(term: Term): void {
@@ -148,22 +154,6 @@ export class HandoverDesk implements TermListener {
       this.slots.awaitHandover(this.d.clock.now() + timings.renewIntervalMs + handoverReserveMs(timings, standby));
     }
     return request;
-  }
-
-  /** One read; a failure waits for the next renewal. */
-  private async checkHandover(term: Term): Promise<void> {
-    const { store, election } = this.d;
-    if (!supportsHandover(store) || this.honouring !== undefined) return;
-    let request: HandoverRequest | undefined;
-    try {
-      request = await this.calls.call('readHandover', Math.min(this.callTimeoutMs, term.remainingMs()), (signal) =>
-        store.readHandover(election, { signal }),
-      );
-    } catch (raw) {
-      this.d.logger.debug?.(electionMessages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
-      return;
-    }
-    if (request && this.term === term) this.judge(term, request);
   }
 
   /** Honour, decline or ignore `request`, seen while leading `term`. */

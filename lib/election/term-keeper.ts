@@ -1,21 +1,26 @@
 import type { Subject } from 'rxjs';
 import type { Clock } from '../shared/clock.js';
 import { leaderElectionChannels as channels, publishOn } from '../shared/diagnostics-channels.js';
-import type { Lease } from '../stores/lease-store.js';
+import type { HandoverRequest, Lease } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { ElectorLogger, ElectorState, LeadershipEvent } from './elector.types.js';
 import type { ObservedLeader } from './observed-leader.js';
 import type { Term } from './term.js';
 
+/** What a renewal taught the handover desk: the pending request (null: none), or undefined when not read. */
+export interface Learned {
+  handover?: HandoverRequest | null;
+}
+
 /**
  * Our terms as they happen, for a piece that acts on them (the handover desk), so the loop writes
- * none of its fields: `elected` when a term starts, `renewed` after each successful renewal
- * (awaited by the loop's tick, so what it sends never overlaps a renew), `revoked` the moment the
+ * none of its fields: `elected` when a term starts, `renewed` after each successful renewal with
+ * what it brought back (awaited by the loop's tick, so what it sends never overlaps a renew), `revoked` the moment the
  * term ends (before its signal aborts).
  */
 export interface TermListener {
   elected(term: Term): void;
-  renewed(term: Term): Promise<void>;
+  renewed(term: Term, learned: Learned): Promise<void>;
   revoked(term: Term): void;
 }
 
@@ -102,11 +107,13 @@ export class TermKeeper {
     }
   }
 
-  /** `term` was extended by a renewal: tell, and let the listener act (the loop's tick awaits it). */
-  renewed(term: Term): Promise<void> {
+  /** `term` was extended by a renewal: tell, and let the listener act on what it `learned` (the loop's tick awaits it). */
+  renewed(term: Term, learned: Promise<Learned>): Promise<void> {
     this.lastRenewWall = this.d.clock.wallNow();
+    // Told at once (the term is extended now); the listener acts once the renewal's reads are in.
     this.d.events.next({ type: 'renewed', term: term.lease.term, validUntil: term.validUntil() });
-    return this.listener?.renewed(term) ?? Promise.resolve();
+    const { listener } = this;
+    return listener ? learned.then((what) => listener.renewed(term, what)) : learned.then(() => undefined);
   }
 
   /** Ends the term we lead (its signal aborts); `release`: the lease should be handed back. */

@@ -89,7 +89,7 @@ export class ElectionRuntime implements ElectionHandle, SpreadMember {
       if (event.type === 'revoked') this.stepDown.revoked(event.term);
       if (event.type === 'elected') this.resignation.onElected(this.work.oldestStuck());
     });
-    this.jobs = new JobControl(this, context.store, logger);
+    this.jobs = new JobControl(this, context.store, logger, (rider) => this.elector.carry?.(rider));
     this.isLeader$ = defer(() =>
       merge(
         this.elector.events$.pipe(filter((event) => event.type === 'elected' || event.type === 'revoked')),

@@ -1,4 +1,5 @@
 import type { Elector, ElectorOptions } from '../election/elector.js';
+import type { RenewalRider } from '../election/renewal.js';
 
 /**
  * What {@link LeaderElectionService} uses of its elector. The production module builds an
@@ -34,6 +35,8 @@ export interface LeaderElector
   setLeaderships(count: number | undefined): void;
   /** @internal The library's write of its own `tick:` and `jobs:` keys, fenced like any state write. */
   writeTickRecord(value: unknown, key: string): Promise<void>;
+  /** @internal What rides on the renewals (job control); absent on the testing kit's elector. */
+  carry?(rider: RenewalRider): () => void;
 }
 
 /** Builds the service's elector from the module options (with the service's logger). */

@@ -94,6 +94,7 @@ export interface LeaderElectionChannelMessages {
       | 'readHandover'
       | 'requestHandover'
       | 'clearHandover'
+      | 'readRecord'
       | 'acquireSlot'
       | 'renewSlot';
     /** How the elector treats it: `transient` (retried), `fatal` (auth/config) or `lost`. */

@@ -106,7 +106,8 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       previous ? previous.now() : rng.between(0, 1e6),
       previous ? previous.wallNow() - world.now : 1.7e12 + (scenario.skewMs[index] as number),
     );
-    const client = new SimStoreClient(world, server, identity, clock, true);
+    // Half the runs on a store that folds renewals (renewWith), half on one that makes separate calls.
+    const client = new SimStoreClient(world, server, identity, clock, true, scenario.seed % 2 === 1);
     const setupJobs = jobWorld && ((handle: ElectionRuntime) => jobWorld.setup(handle));
     const replica = new SimReplica(identity, clock, client, scenario, elections, priorityOf(identity), setupJobs);
     const slot: Slot = { index, replica };

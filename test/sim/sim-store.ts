@@ -15,6 +15,8 @@ import type {
   RecordWriteOptions,
   ReleaseOptions,
   RenewOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../../lib/stores/lease-store.js';
@@ -101,6 +103,8 @@ export interface Payload {
   value?: unknown;
   /** A shared record's write condition. */
   ifVersion?: string | null;
+  /** A folded renewal's writes and reads (renewWith). */
+  folded?: Pick<RenewWithOptions, 'writeState' | 'readHandover' | 'readRecords'>;
 }
 
 /** A shared record's write as the server applied it (compare-and-set passed): who, when, what. */
@@ -239,15 +243,22 @@ export class SimLeaseServer {
       case 'renew': {
         const lease = this.byProposed.get(payload.leaseId as string);
         if (!lease) throw new LeaseLostError(`lease ${payload.leaseId} unknown`);
-        await this.inner.renew(lease, {
+        const options = {
           leaseDurationMs: payload.leaseDurationMs as number,
           signal,
           ...(payload.meta ? { meta: payload.meta } : {}),
-        });
+        };
+        // A folded renewal (renewWith): the same renewal, its writes and reads in one request.
+        const { folded } = payload;
+        const reply = folded
+          ? await this.inner.renewWith(lease, { ...options, ...folded })
+          : await this.inner.renew(lease, options);
+        const pending = reply?.handover;
+        if (pending && !this.requestReadAt.has(pending.id)) this.requestReadAt.set(pending.id, this.world.now);
         shadow.expiresAt = this.world.now + (payload.leaseDurationMs as number);
         if (payload.meta) shadow.meta = payload.meta as LeaseMeta;
         await this.crossCheck(election);
-        return undefined;
+        return reply;
       }
       case 'release': {
         const lease = this.byProposed.get(payload.leaseId as string);
@@ -391,8 +402,11 @@ export class SimStoreClient implements LeaseStore {
     private readonly clock: NodeClock,
     /** A watch whose cancel is a request to the server (etcd), not a local unsubscribe. */
     private readonly cancelWaitsForServer = false,
+    /** The store folds renewals (renewWith, issue 29); otherwise the elector makes the separate calls. */
+    folds = false,
   ) {
     this.limits = server.inner.limits;
+    if (!folds) Object.defineProperty(this, 'renewWith', { value: undefined });
   }
 
   acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -453,6 +467,24 @@ export class SimStoreClient implements LeaseStore {
       leaseId: lease.leaseId,
       leaseDurationMs: options.leaseDurationMs,
       ...(options.meta ? { meta: options.meta } : {}),
+    });
+    const answer = this.bounded(options.signal, work.promise);
+    void answer.then(
+      () => this.onSuccess?.(work.call),
+      () => undefined,
+    );
+    return answer;
+  }
+
+  renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    throwIfAborted(options.signal);
+    const { writeState, readHandover, readRecords } = options;
+    const work = this.send<RenewWithReply>('renew', {
+      election: lease.election,
+      leaseId: lease.leaseId,
+      leaseDurationMs: options.leaseDurationMs,
+      ...(options.meta ? { meta: options.meta } : {}),
+      folded: { writeState, readHandover, readRecords },
     });
     const answer = this.bounded(options.signal, work.promise);
     void answer.then(

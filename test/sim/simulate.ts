@@ -71,7 +71,8 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
         previous ? previous.now() : rng.between(0, 1e6),
         previous ? previous.wallNow() - world.now : 1.7e12 + rng.between(-5_000, 5_000),
       );
-      const client = new SimStoreClient(world, server, identity, clock);
+      // Half the runs on a store that folds renewals (renewWith), half on one that makes separate calls.
+      const client = new SimStoreClient(world, server, identity, clock, false, scenario.seed % 2 === 1);
       const elector = new Elector({
         store: client,
         election: ELECTION,

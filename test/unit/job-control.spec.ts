@@ -21,14 +21,29 @@ import type {
   CallOptions,
   Lease,
   RecordWriteOptions,
+  RenewWithOptions,
+  RenewWithReply,
   SharedRecord,
   StateCallOptions,
 } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { settleOnFakeClock, timings } from './elector-fixture.js';
 
-/** The in-memory store, counting the calls job control makes, with a switch that fails board reads. */
+/**
+ * The in-memory store, counting the calls job control makes, with a switch that fails board reads.
+ * It does not fold renewals (its `renewWith` hidden) unless `folds`: job control then makes its
+ * separate calls after each renewal, the shape whose faults these tests inject.
+ */
 class CountingStore extends InMemoryLeaseStore {
+  constructor(options: ConstructorParameters<typeof InMemoryLeaseStore>[0], folds = false) {
+    super(options);
+    if (!folds) Object.defineProperty(this, 'renewWith', { value: undefined });
+  }
+  renewWithCalls = 0;
+  override renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
+    this.renewWithCalls += 1;
+    return super.renewWith(lease, options);
+  }
   readonly counts = { readRecord: 0, writeRecord: 0, writeState: new Map<string, number>() };
   failBoardReads = false;
   /** Set: board reads take this long (on the fake clock) before reaching the store. */
@@ -286,6 +301,33 @@ describe('job control, leader side (fake clock)', () => {
         term: 1,
       }),
     ]);
+  });
+
+  it('on a store that folds, the board and the history ride on the renewals: after the term starts, job control makes no call of its own', async () => {
+    store = new CountingStore({ clock }, true);
+    const a = replica('a');
+    const report = job('report');
+    a.runtime.jobs.register(report.definition);
+    await a.runtime.start(undefined);
+    await a.runner.invoke(report.site, report.method, undefined, []);
+    // The term's own calls: the board read at election, the run history's one read in the term.
+    await clock.advance(timings.renewIntervalMs + 10);
+    const reads = store.counts.readRecord;
+    expect(reads).toBe(1);
+    expect((await history('report'))[0]).toMatchObject({ outcome: 'ok', by: 'a', term: 1 });
+    const renewals = store.renewWithCalls;
+    for (let i = 0; i < 10; i++) a.runner.invoke(report.site, report.method, undefined, []);
+    // Another replica pauses the job (its own read and write): the leader learns it from a renewal.
+    await updateJobBoard(store, 'jobs', (board) => pauseJob(board, 'report', { by: 'b', at: 5 }), never);
+    const readsAfterPause = store.counts.readRecord;
+    const writeRecords = store.counts.writeRecord;
+    await within('paused', timings.renewIntervalMs + 50, () => a.runtime.status().jobs?.paused?.length === 1);
+    await clock.advance(timings.renewIntervalMs + 10);
+    expect(await history('report')).toHaveLength(11);
+    expect(store.renewWithCalls).toBeGreaterThan(renewals);
+    expect(store.counts.readRecord).toBe(readsAfterPause);
+    expect(store.counts.writeRecord).toBe(writeRecords);
+    expect(store.counts.writeState.get(jobHistoryKey('report')) ?? 0).toBe(0);
   });
 
   it('history: runs between two renewals cost one write; the finish replaces the start; errors are cut', async () => {

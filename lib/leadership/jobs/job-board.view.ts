@@ -1,7 +1,8 @@
 import type { ElectorTimings } from '../../election/elector-options.js';
 import { callTimeoutMs } from '../../election/elector-options.js';
 import { readJobBoard } from '../../election/job-board.calls.js';
-import type { JobBoard } from '../../election/job-board.js';
+import { decodeJobBoard, JOB_BOARD_KEY, type JobBoard } from '../../election/job-board.js';
+import type { RenewalOutcome } from '../../election/renewal.js';
 import { type Clock, timeoutSignal } from '../../shared/clock.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { LeaseStore } from '../../stores/lease-store.js';
@@ -22,8 +23,8 @@ export interface BoardHost {
 
 /**
  * The leader's knowledge of its election's job board, per term: read when the term starts (before
- * any job of the election runs in it) and at every renewal; a read bounded like a follower's call
- * and by the term. What the gate decides by is the board read in the CURRENT term only, so a pause
+ * any job of the election runs in it), then brought back by the leader's renewals (every read turn:
+ * see election/renewal.ts); a read bounded like a follower's call and by the term. What the gate decides by is the board read in the CURRENT term only, so a pause
  * recorded while another replica led is never missed, and a skip never waits for the store once the
  * term's first read is in. Logs each command it sees applied: who, what, when.
  */
@@ -83,27 +84,50 @@ export class JobBoardView {
     this.logger.warn(messages.skippedUnread(job, this.host.election));
   }
 
+  /**
+   * What a renewal brought back (issue 29: the board rides on the leader's renewals): the board's
+   * record (null: none written yet), applied as a read of `term` would be, or the separate read's
+   * failure. Resolves nothing new when the board was not asked for or the renewal itself failed.
+   */
+  received(term: number, outcome: RenewalOutcome): JobBoard | undefined {
+    const record = outcome.records?.[JOB_BOARD_KEY];
+    if (record !== undefined) return this.applyRead(term, decodeJobBoard(this.host.election, record?.value));
+    if (outcome.readError) this.readFailed(term, outcome.readError);
+    return undefined;
+  }
+
   private async readNow(term: number): Promise<JobBoard | undefined> {
     const { host } = this;
     const { signal, dispose } = timeoutSignal(host.clock, callTimeoutMs(host.timings), host.signal);
     try {
       const { board } = await readJobBoard(this.store, host.election, signal);
-      if (host.term !== term) return undefined;
-      this.logApplied(this.applied, board);
-      this.applied = board;
-      this.current = { term, board, readAt: host.clock.wallNow() };
-      if (this.failedTerm === term) this.logger.log(messages.boardReadAgain(host.election));
-      this.failedTerm = undefined;
-      return board;
+      return this.applyRead(term, board);
     } catch (error) {
-      if (host.term !== term) return undefined;
-      this.failedTerm = term;
-      this.warned.clear();
-      this.logger.error(messages.boardReadFailed(host.election, term, errorMessage(error)));
+      this.readFailed(term, error);
       return undefined;
     } finally {
       dispose();
     }
+  }
+
+  /** A read of `term` succeeded: the board the gate decides by from now on (undefined: the term ended). */
+  private applyRead(term: number, board: JobBoard): JobBoard | undefined {
+    const { host } = this;
+    if (host.term !== term) return undefined;
+    this.logApplied(this.applied, board);
+    this.applied = board;
+    this.current = { term, board, readAt: host.clock.wallNow() };
+    if (this.failedTerm === term) this.logger.log(messages.boardReadAgain(host.election));
+    this.failedTerm = undefined;
+    return board;
+  }
+
+  private readFailed(term: number, error: unknown): void {
+    const { host } = this;
+    if (host.term !== term) return;
+    this.failedTerm = term;
+    this.warned.clear();
+    this.logger.error(messages.boardReadFailed(host.election, term, errorMessage(error)));
   }
 
   /** Each pause and resume of one of our jobs that `board` shows and `previous` did not, logged once. */

@@ -6,8 +6,8 @@ import {
   mergeJobRun,
   sameRun,
 } from '../../election/job-history.js';
-import { errorMessage, LeaseLostError } from '../../shared/errors.js';
-import type { LeaderStateEntry } from '../../stores/lease-store.js';
+import { errorMessage, LeaseLostError, type LeaseStoreError } from '../../shared/errors.js';
+import type { LeaderStateEntry, StateWrite } from '../../stores/lease-store.js';
 import { leadershipMessages } from '../leadership.messages.js';
 
 const messages = leadershipMessages.jobs;
@@ -24,11 +24,12 @@ export interface JobStateAccess {
 
 /**
  * The leader's run records, buffered between renewals: a run's start and its finish are noted here
- * (the finish replaces the start), and {@link flush} writes each changed job's history once — one
- * read of it at its first write in a term (another leader may have written since), then one fenced
- * write per changed job. So a job running every 50 ms costs one write per renew interval, not two
- * per run. Runs noted while no term of ours can write them (the lease lost) wait for our next term;
- * at most the last 20 per job are kept.
+ * (the finish replaces the start), and each renewal carries every changed job's history once
+ * ({@link load}: one fenced write per changed job, in the renewal's own store call where the store
+ * folds). A job's stored history is read once per term (another leader may have written since),
+ * before its first write. So a job running every 50 ms costs no store call of its own. Runs noted
+ * while no term of ours can write them (the lease lost) wait for our next term; at most the last 20
+ * per job are kept. Before a release, {@link flushAll} writes what is left with separate calls.
  */
 export class JobHistoryBuffer {
   /** Per job, the runs not written yet (newest first). */
@@ -37,20 +38,67 @@ export class JobHistoryBuffer {
   private readonly stored = new Map<string, JobRun[]>();
   private storedTerm?: number;
   private flushing?: Promise<void>;
+  /** What the renewal in flight carries, per job: the runs, and the history they make. */
+  private carried = new Map<string, { runs: JobRun[]; merged: JobRun[] }>();
+  /** Jobs whose stored history is being read for `storedTerm`. */
+  private readonly priming = new Set<string>();
 
   constructor(
     private readonly state: JobStateAccess,
     private readonly logger: { warn(message: string): void },
   ) {}
 
-  /** Notes a run (its start, or its finish replacing the start). */
+  /** Notes a run (its start, or its finish replacing the start); the job's stored history is read if not yet in this term. */
   add(run: JobRun): void {
     this.pending.set(run.job, mergeJobRun(this.pending.get(run.job) ?? [], run));
+    const { term } = this.state;
+    if (term === undefined) return;
+    this.enterTerm(term);
+    if (!this.stored.has(run.job)) this.prime(run.job, term);
   }
 
   /** True while runs wait to be written. */
   get changed(): boolean {
     return this.pending.size > 0;
+  }
+
+  /**
+   * Just before a renewal of `term`: the histories it carries, one write per changed job whose stored
+   * history is known in this term (the others' are read now, and ride on a later renewal).
+   */
+  load(term: number | undefined): StateWrite[] {
+    if (term === undefined || this.state.term !== term) return [];
+    this.enterTerm(term);
+    const writes: StateWrite[] = [];
+    for (const [job, runs] of this.pending) {
+      const history = this.stored.get(job);
+      if (history === undefined) {
+        this.prime(job, term);
+        continue;
+      }
+      const merged = runs.reduceRight<JobRun[]>((all, run) => mergeJobRun(all, run), history);
+      this.carried.set(job, { runs, merged });
+      this.pending.delete(job);
+      writes.push({ key: jobHistoryKey(job), value: encodeJobHistory(merged) });
+    }
+    return writes;
+  }
+
+  /** The renewal that carried the last {@link load} is over: the writes in `failed` go back to the buffer. */
+  unload(term: number, failed: Map<string, LeaseStoreError> | undefined): void {
+    const carried = this.carried;
+    this.carried = new Map();
+    for (const [job, { runs, merged }] of carried) {
+      const error = failed?.get(jobHistoryKey(job));
+      if (error === undefined) {
+        if (this.storedTerm === term) this.stored.set(job, merged);
+        continue;
+      }
+      this.requeue(job, runs);
+      if (error.kind !== 'lost') {
+        this.logger.warn(messages.historyWriteFailed(this.state.election, job, errorMessage(error)));
+      }
+    }
   }
 
   /** Writes what changed; a flush under way is joined, not doubled (a renewal never queues a second one). */
@@ -80,13 +128,41 @@ export class JobHistoryBuffer {
     );
   }
 
+  private enterTerm(term: number): void {
+    if (this.storedTerm === term) return;
+    this.stored.clear();
+    this.storedTerm = term;
+  }
+
+  /** Reads `job`'s stored history for `term`, once (a failure: tried again at the next renewal). */
+  private prime(job: string, term: number): void {
+    if (this.priming.has(job)) return;
+    this.priming.add(job);
+    void this.storedHistory(job)
+      .then(
+        (history) => {
+          if (this.storedTerm === term && !this.stored.has(job)) this.stored.set(job, history);
+        },
+        (error: unknown) => {
+          if (this.state.term === term && !(error instanceof LeaseLostError)) {
+            this.logger.warn(messages.historyWriteFailed(this.state.election, job, errorMessage(error)));
+          }
+        },
+      )
+      .finally(() => this.priming.delete(job));
+  }
+
+  private async storedHistory(job: string): Promise<JobRun[]> {
+    const entry = await this.state.readState(jobHistoryKey(job));
+    return historyOrFresh(this.state.election, job, entry?.value, (error) =>
+      this.logger.warn(messages.historyReplaced(error.message)),
+    );
+  }
+
   private async writeChanged(): Promise<void> {
     const { term } = this.state;
     if (term === undefined) return;
-    if (this.storedTerm !== term) {
-      this.stored.clear();
-      this.storedTerm = term;
-    }
+    this.enterTerm(term);
     const batch = this.pending;
     this.pending = new Map();
     await Promise.all([...batch].map(([job, runs]) => this.write(job, runs, term)));
@@ -96,13 +172,7 @@ export class JobHistoryBuffer {
     const { election } = this.state;
     const key = jobHistoryKey(job);
     try {
-      let history = this.stored.get(job);
-      if (history === undefined) {
-        const entry = await this.state.readState(key);
-        history = historyOrFresh(election, job, entry?.value, (error) =>
-          this.logger.warn(messages.historyReplaced(error.message)),
-        );
-      }
+      const history = this.stored.get(job) ?? (await this.storedHistory(job));
       // Oldest first, so a finish replaces its own start.
       const merged = runs.reduceRight<JobRun[]>((all, run) => mergeJobRun(all, run), history);
       await this.state.writeTickRecord(encodeJobHistory(merged), key);

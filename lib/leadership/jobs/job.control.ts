@@ -2,8 +2,9 @@ import type { Observable } from 'rxjs';
 import type { LeadershipEvent } from '../../election/elector.js';
 import { callTimeoutMs } from '../../election/elector-options.js';
 import { claimRunNowCommands, recordStore } from '../../election/job-board.calls.js';
-import type { JobBoard, RunNowCommand } from '../../election/job-board.js';
+import { JOB_BOARD_KEY, type JobBoard, type RunNowCommand } from '../../election/job-board.js';
 import { encodeJobCatalogue, JOB_CATALOGUE_KEY } from '../../election/job-history.js';
+import type { RenewalRider } from '../../election/renewal.js';
 import { timeoutSignal } from '../../shared/clock.js';
 import { errorMessage, FatalLeaseStoreError } from '../../shared/errors.js';
 import { stateUnsupportedError, supportsRecords, supportsState } from '../../stores/lease-store.capabilities.js';
@@ -65,6 +66,8 @@ export class JobControl {
     private readonly host: JobHost,
     store: LeaseStore | undefined,
     private readonly logger: { log(message: string): void; warn(message: string): void; error(message: string): void },
+    /** Puts a rider on the elector's renewals (absent: the testing kit's elector). */
+    carry?: (rider: RenewalRider) => unknown,
   ) {
     if (store && supportsRecords(store) && supportsState(store)) {
       this.store = store;
@@ -75,9 +78,12 @@ export class JobControl {
     this.history = new JobHistoryBuffer(host, logger);
     this.runs = new JobRuns(host, this.history);
     host.events$.subscribe((event) => {
-      if (!this.board || this.byName.size === 0 || event.term === undefined) return;
-      if (event.type === 'elected' || event.type === 'renewed') this.renewed(event.term);
+      if (!this.board || this.byName.size === 0 || event.term === undefined || event.type !== 'elected') return;
+      // The term's first read, before any job runs; later reads ride on the renewals (the rider).
+      const term = event.term;
+      void this.board.read(term).then((read) => read && this.afterRead(read, term));
     });
+    if (this.board) carry?.(this.rider());
   }
 
   /**
@@ -206,12 +212,22 @@ export class JobControl {
     return Promise.race([this.history.flushAll(), bound]).finally(() => clock.clearTimeout(timer));
   }
 
-  /** Term start and every renewal: read the board (and act on it), write what the history buffered. */
-  private renewed(term: number): void {
-    const { board } = this;
-    if (!board) return;
-    void board.read(term).then((read) => read && this.afterRead(read, term));
-    void this.history.flush();
+  /**
+   * What rides on each renewal (issue 29): the board brought back every read turn, the history
+   * the buffer gathered since the last renewal carried — no store call of their own.
+   */
+  private rider(): RenewalRider {
+    return {
+      load: (term, readTurn) =>
+        this.byName.size === 0
+          ? undefined
+          : { writeState: this.history.load(term), ...(readTurn ? { readRecords: [JOB_BOARD_KEY] } : {}) },
+      unload: (term, outcome) => {
+        this.history.unload(term, outcome.writeErrors);
+        const read = this.board?.received(term, outcome);
+        if (read) this.afterRead(read, term);
+      },
+    };
   }
 
   /** After a successful read: the catalogue once per term, then the run-now commands of our jobs. */
