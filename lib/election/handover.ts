@@ -151,7 +151,9 @@ export class HandoverDesk implements TermListener {
     // Asked for the lease ourselves: we poll as an active follower until it comes.
     if (this.slots && request.to === identity) {
       const { timings, standby } = this.d;
-      this.slots.awaitHandover(this.d.clock.now() + timings.renewIntervalMs + handoverReserveMs(timings, standby));
+      // The leader reads the request at a read turn: every Nth renewal (readEveryNthRenewal).
+      const readsWithin = (this.d.store.readEveryNthRenewal ?? 1) * timings.renewIntervalMs;
+      this.slots.awaitHandover(this.d.clock.now() + readsWithin + handoverReserveMs(timings, standby));
     }
     return request;
   }

@@ -413,6 +413,13 @@ describe('AzureBlobLeaseStore on Azurite', () => {
     expect(() => new AzureBlobLeaseStore({ connectionString: '' })).toThrow(
       /connectionString must be a non-empty string/,
     );
+    for (const every of [0, 21, 2.5, Number.NaN]) {
+      expect(() => new AzureBlobLeaseStore({ connectionString: secret, readEveryNthRenewal: every })).toThrow(
+        /readEveryNthRenewal must be an integer from 1 to 20/,
+      );
+    }
+    expect(new AzureBlobLeaseStore({ connectionString: secret }).readEveryNthRenewal).toBe(4);
+    expect(new AzureBlobLeaseStore({ connectionString: secret, readEveryNthRenewal: 1 }).readEveryNthRenewal).toBe(1);
 
     const garbage = 'AccountName=x;AccountKey=not-really-a-key;Nonsense';
     expect(() => new AzureBlobLeaseStore({ connectionString: garbage })).toThrow(/connectionString is not a valid/);

@@ -22,7 +22,7 @@ import { storeMessages } from '../store.messages.js';
 import { StoreCallKit } from '../store-support.js';
 import { azureMessages } from './azure.messages.js';
 import { AzureBlobs } from './azure-blobs.js';
-import type { AzureBlobLeaseStoreOptions } from './azure-client.js';
+import { type AzureBlobLeaseStoreOptions, azureReadEvery } from './azure-client.js';
 import { isLeaseConflict, isMissing, statusOf, summarize } from './azure-errors.js';
 import { AzureHandoverRequests, listElectionNames } from './azure-handover.js';
 import { BrokenLeases, createBlob, heldBy, leaseSeconds } from './azure-lease.js';
@@ -48,11 +48,10 @@ export { type AzureAuthKind, type AzureErrorContext, type AzureOperation, classi
  * the new lease on every acquisition), the `holder` identity and meta, so others can read who
  * leads, and a directed handover's reservation (see azure-metadata.ts).
  *
- * Leader state is the blob's content (see azure-state.ts), uploaded with the lease-id condition.
- * Handover requests and shared records live in side blobs anyone may write (see azure-handover.ts,
- * azure-records.ts: a record's version is its blob's ETag).
- *
- * Every call is bounded by its AbortSignal and makes a single try (no SDK retries).
+ * Leader state is the blob's content (azure-state.ts), uploaded with the lease-id condition. Handover
+ * requests and shared records live in side blobs anyone may write (azure-handover.ts, azure-records.ts:
+ * a record's version is its blob's ETag); a renewal cannot bring them back, so the leader reads them
+ * every `readEveryNthRenewal` renewals. Every call is bounded by its AbortSignal, with a single try.
  */
 export class AzureBlobLeaseStore implements LeaseStore {
   readonly name = 'AzureBlobLeaseStore';
@@ -64,6 +63,8 @@ export class AzureBlobLeaseStore implements LeaseStore {
   };
   /** Name of the container holding the lease blobs. */
   readonly container: string;
+  /** Each read beside a renewal is a billed request: every Nth renewal (the option, default 4). */
+  readonly readEveryNthRenewal: number;
 
   private readonly blobs: AzureBlobs;
   private readonly broken = new BrokenLeases();
@@ -74,6 +75,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
   private readonly records: AzureSharedRecords;
 
   constructor(options: AzureBlobLeaseStoreOptions) {
+    this.readEveryNthRenewal = azureReadEvery(options);
     this.blobs = new AzureBlobs(options);
     this.container = this.blobs.container;
     this.requests = new AzureHandoverRequests(this.name, this.blobs, this.calls);
@@ -290,10 +292,7 @@ export class AzureBlobLeaseStore implements LeaseStore {
     return this.records.write(election, key, value, options);
   }
 
-  /**
-   * HTTP needs no teardown (keep-alive sockets close when idle): waits for the give-backs of
-   * acquires of unknown outcome, and the store stays usable. Idempotent.
-   */
+  /** HTTP needs no teardown: waits for the give-backs of acquires of unknown outcome (store stays usable). Idempotent. */
   close(): Promise<void> {
     return this.calls.settlePending();
   }
