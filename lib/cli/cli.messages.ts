@@ -60,15 +60,15 @@ export const cliMessages = {
   noCatalogueNote: (election: string) =>
     `"${election}": no job catalogue (no leader of a version with job control yet)`,
   jobPaused: (job: string, election: string, by: string, reason: string | undefined) =>
-    `job ${JSON.stringify(job)} of "${election}" paused by ${by}${reason ? ` (${reason})` : ''}: the leader skips its scheduled runs from its next renewal until it is resumed`,
+    `job ${JSON.stringify(job)} of "${election}" paused by ${by}${reason ? ` (${reason})` : ''}: the leader skips its scheduled runs from its next read of the board until it is resumed`,
   jobAlreadyPaused: (job: string, election: string, by: string, agoMs: string) =>
     `job ${JSON.stringify(job)} of "${election}" is already paused for that reason, by ${by} ${agoMs} ago: nothing changed`,
   jobResumed: (job: string, election: string) =>
-    `job ${JSON.stringify(job)} of "${election}" resumed: the leader runs it on schedule again from its next renewal`,
+    `job ${JSON.stringify(job)} of "${election}" resumed: the leader runs it on schedule again from its next read of the board`,
   jobNotPaused: (job: string, election: string) =>
     `job ${JSON.stringify(job)} of "${election}" is not paused: nothing changed`,
   runRequested: (job: string, election: string, id: string) =>
-    `run of job ${JSON.stringify(job)} in "${election}" requested (command ${id}): the leader runs it once at its next renewal, paused or not`,
+    `run of job ${JSON.stringify(job)} in "${election}" requested (command ${id}): the leader runs it once after its next read of the board, paused or not`,
   runNoLeader: (election: string) =>
     `nobody leads "${election}" right now: the next leader runs it when its term starts`,
   runQueueFull: (message: string) => `the job board refused the command: ${message}`,

@@ -119,7 +119,7 @@ export const electionMessages = {
   readEveryNth: (store: string, value: unknown) =>
     `${store}: readEveryNthRenewal must be an integer from 1 to 20 (got ${String(value)})`,
   handoverCheckFailed: (election: string, message: string) =>
-    `leader election "${election}": could not read the pending handover request (${message}); trying again at the next renewal`,
+    `leader election "${election}": could not read the pending handover request (${message}); trying again at the next read turn`,
 
   // Elector: timing safety (issue 11).
   marginTooSmall: (lease: number, deadline: number, minimum: number, floorMs: number, fraction: string) =>

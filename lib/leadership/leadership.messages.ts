@@ -83,7 +83,7 @@ export const leadershipMessages = {
     ambiguousJob: (job: string, elections: readonly string[]) =>
       `job ${JSON.stringify(job)} runs in several elections (${elections.map((name) => `"${name}"`).join(', ')}): pass { election } to say which`,
     boardReadFailed: (election: string, term: number, reason: string) =>
-      `leader election "${election}" (term ${term}): could not read the job board (${reason}); every scheduled @LeaderOnly job of the election is skipped until a read succeeds (tried again at every renewal)`,
+      `leader election "${election}" (term ${term}): could not read the job board (${reason}); every scheduled @LeaderOnly job of the election is skipped until a read succeeds (tried again at the next read turn)`,
     boardReadAgain: (election: string) =>
       `leader election "${election}": the job board could be read again; its jobs run as scheduled`,
     skippedUnread: (job: string, election: string) =>
@@ -108,9 +108,9 @@ export const leadershipMessages = {
     runNowFailed: (election: string, job: string, id: string, reason: string) =>
       `leader election "${election}": job ${JSON.stringify(job)}, run now (command ${id}), failed: ${reason}`,
     claimFailed: (election: string, reason: string) =>
-      `leader election "${election}": could not claim the run-now commands on the job board (${reason}); trying again at the next renewal`,
+      `leader election "${election}": could not claim the run-now commands on the job board (${reason}); trying again after the next read of the board`,
     catalogueFailed: (election: string, reason: string) =>
-      `leader election "${election}": could not publish the job catalogue (${reason}); trying again at the next renewal`,
+      `leader election "${election}": could not publish the job catalogue (${reason}); trying again after the next read of the board`,
     historyWriteFailed: (election: string, job: string, reason: string) =>
       `leader election "${election}": could not record the runs of job ${JSON.stringify(job)} (${reason}); trying again at the next renewal`,
     historyReplaced: (reason: string) => `${reason}; the leader starts a fresh history over it`,

@@ -6,7 +6,7 @@ import type { ElectorTimings } from '../election/elector-options.js';
 import { priorityOf, priorityWouldAsk } from '../election/priority.js';
 import { type Clock, type ClockTimer, systemClock } from '../shared/clock.js';
 import { errorMessage } from '../shared/errors.js';
-import type { HandoverRequest, LeaseMeta } from '../stores/lease-store.js';
+import type { HandoverRequest, LeaseMeta, LeaseStore } from '../stores/lease-store.js';
 import { PRIORITY_REASON, SPREAD_REASON } from '../stores/lease-store.spread-rule.js';
 import { leadershipMessages as messages } from './leadership.messages.js';
 import { PriorityAsks } from './priority.asks.js';
@@ -43,6 +43,8 @@ export interface SpreadMember {
 export interface BalancerMode {
   /** Balance the elections over the replicas (the module's `spread`). Default true. */
   spread?: boolean;
+  /** The module's store: a holder reads a request at its read turn, every Nth renewal (`readEveryNthRenewal`). */
+  store?: Pick<LeaseStore, 'readEveryNthRenewal'>;
 }
 
 /**
@@ -73,6 +75,7 @@ export class SpreadBalancer {
   /** No new request before this time (monotonic ms): the last one is being honoured. */
   private quietUntil = 0;
   private running = false;
+  private readonly readEvery: number;
   private readonly spreading: boolean;
   private readonly asks = new PriorityAsks();
 
@@ -84,6 +87,13 @@ export class SpreadBalancer {
     mode: BalancerMode = {},
   ) {
     this.spreading = mode.spread ?? true;
+    this.readEvery = mode.store?.readEveryNthRenewal ?? 1;
+  }
+
+  /** The timings a request waits by: a holder reads it within its read turn, not its next renewal. */
+  private requestTimings(handle: SpreadMember): Readonly<ElectorTimings> {
+    const { timings } = handle;
+    return { ...timings, renewIntervalMs: timings.renewIntervalMs * this.readEvery };
   }
 
   start(): void {
@@ -202,13 +212,13 @@ export class SpreadBalancer {
       const holderMeta = handle.holderMeta;
       const view = { ours: status.priority, holder: holderMeta, ...(this.spreading ? { ourLeaderships: mine } : {}) };
       if (status.state !== 'follower' || status.consecutiveFailures > 0 || !priorityWouldAsk(view)) continue;
-      if (!this.asks.due(handle.election, holder, status.leaderTerm, now, handle.timings)) continue;
+      if (!this.asks.due(handle.election, holder, status.leaderTerm, now, this.requestTimings(handle))) continue;
       if (!handle.health().healthy) continue;
       wanted.push({ handle, priority: priorityOf(holderMeta) });
     }
     if (wanted.length === 0) return;
     const chosen = this.spreading ? [lowest(wanted)] : wanted;
-    for (const { handle } of chosen) this.asks.asked(handle.election, now, handle.timings);
+    for (const { handle } of chosen) this.asks.asked(handle.election, now, this.requestTimings(handle));
     if (this.spreading) this.quietAfter(chosen[0]?.handle);
     const options = { reason: PRIORITY_REASON, ...(this.spreading ? { requesterLeaderships: mine } : {}) };
     await Promise.all(chosen.map(({ handle }) => this.ask(handle, options, messages.priorityRequestFailed)));
@@ -217,7 +227,7 @@ export class SpreadBalancer {
   /** One request at a time: the next once this one can have been honoured. */
   private quietAfter(handle: SpreadMember | undefined): void {
     if (!handle) return;
-    const { timings } = handle;
+    const timings = this.requestTimings(handle);
     this.quietUntil = this.clock.now() + timings.renewIntervalMs + 2 * timings.retryIntervalMs;
   }
 

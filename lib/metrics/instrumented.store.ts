@@ -11,11 +11,15 @@ export interface StoreCallSink {
   clock?: Pick<Clock, 'now'>;
 }
 
-const TIMED: ReadonlySet<PropertyKey> = new Set(STORE_OPERATIONS);
+/** The timed members and the operation each counts as: a folded renewal (`renewWith`) is a renewal. */
+const TIMED: ReadonlyMap<PropertyKey, StoreOperation> = new Map<PropertyKey, StoreOperation>([
+  ...STORE_OPERATIONS.map((operation) => [operation, operation] as const),
+  ['renewWith', 'renew'],
+]);
 
 /**
- * `store` as the elector sees it, with `acquire`, `renew`, `release` and `read` timed into
- * `sink.recorder`. A Proxy rather than a class, so every other member — `watch`, `close`,
+ * `store` as the elector sees it, with `acquire`, `renew` (and `renewWith`, as `renew`), `release`
+ * and `read` timed into `sink.recorder`. A Proxy rather than a class, so every other member — `watch`, `close`,
  * capabilities a newer store declares, plain fields — is the store's own, untouched: `'watch' in
  * store` answers the same, and a call reaches the store with the store as `this`. Results and
  * errors pass through unchanged; the wrapper only looks.
@@ -34,11 +38,11 @@ export function instrumentLeaseStore<S extends LeaseStore>(store: S, sink: Store
       if (cached?.method === value) return cached.wrapper;
       let wrapper: (...args: unknown[]) => unknown;
       const method = value as (...args: unknown[]) => Promise<unknown>;
-      if (!TIMED.has(property)) {
+      const operation = TIMED.get(property);
+      if (operation === undefined) {
         // Bound to the store: members using #private fields would throw with the Proxy as `this`.
         wrapper = (...args: unknown[]) => method.apply(target, args);
       } else {
-        const operation = property as StoreOperation;
         wrapper = (...args: unknown[]) => {
           const recorder = sink.recorder;
           if (!recorder) return method.apply(target, args);

@@ -21,12 +21,14 @@ export const SAMPLE_JOBS = [
 ] as const;
 
 const RENEW_MS = 2_500;
-/** A command is read by the leader at its next renewal (bound: two renewals and slack for a loaded machine). */
-const APPLY_BOUND_MS = 2 * RENEW_MS + 3_000;
+/** The sample app runs on Azure (Azurite): its leader reads the board every 4th renewal (readEveryNthRenewal). */
+const READ_EVERY = 4;
+/** A command is read by the leader at its next read turn (bound: one more renewal and slack for a loaded machine). */
+const APPLY_BOUND_MS = (READ_EVERY + 1) * RENEW_MS + 3_000;
 /** The leader writes its run records at its renewals: a run's start and end are in the store 1–2 renewals later. */
 const RECORD_LAG_MS = 2 * RENEW_MS + 1_000;
-/** A run now: claimed after the leader's next read of the board, run, then recorded (measured 4.9–8.4 s). */
-const RUN_NOW_BOUND_MS = 5 * RENEW_MS + 4_000;
+/** A run now: claimed after the leader's next read of the board, run, then recorded. */
+const RUN_NOW_BOUND_MS = (READ_EVERY + 4) * RENEW_MS + 4_000;
 /** The jobs table reads `GET /jobs` every 2 s; one missed read and slack. */
 const TABLE_BOUND_MS = 10_000;
 

@@ -26,10 +26,12 @@ const LEASE_MS = 15_000;
 const RETRY_MS = 2_000;
 const RENEW_MS = 2_500;
 const PAGE_BOUND_MS = LEASE_MS + RETRY_MS + 2_000;
-/** A directed handover: the leader reads the request at its next renewal, the new one takes it at its next poll. */
-const HANDOVER_BOUND_MS = RENEW_MS + RETRY_MS * 1.15 + 3_000;
+/** On Azure the leader reads a handover request at every 4th renewal (readEveryNthRenewal, issue 29). */
+const READ_EVERY = 4;
+/** A directed handover: the leader reads the request at its next read turn, the new one takes it at its next poll. */
+const HANDOVER_BOUND_MS = READ_EVERY * RENEW_MS + RETRY_MS * 1.15 + 3_000;
 /** Spread moves one election to the newcomer: its next spread check, then a directed-like handover. */
-const SPREAD_TIMEOUT_MS = 30_000;
+const SPREAD_TIMEOUT_MS = 40_000;
 
 const inCI = process.env.CI === 'true';
 const haveChromium = existsSync(CHROMIUM);

@@ -494,6 +494,27 @@ export const mutants = [
     testNamePattern: STRANGER,
   },
   {
+    id: 'redis-renew-with-writes-before-check',
+    rule: "a folded renewal's leader-state writes apply only once the renewal succeeded (Redis script, issue 29)",
+    file: 'lib/stores/redis/redis-renewal.ts',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of the script, not a template
+    from: "export const RENEW_WITH = script(`${RENEW_STEP}\nlocal n = tonumber(ARGV[5])\nfor i = 0, n - 1 do\n  redis.call('HSET', KEYS[2], ARGV[6 + 2 * i], ARGV[7 + 2 * i])\nend",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: source text of the script, not a template
+    to: "export const RENEW_WITH = script(`local n = tonumber(ARGV[5])\nfor i = 0, n - 1 do\n  redis.call('HSET', KEYS[2], ARGV[6 + 2 * i], ARGV[7 + 2 * i])\nend\n${RENEW_STEP}",
+    tests: REDIS,
+    testNamePattern: 'folded renewal',
+  },
+  {
+    id: 'renewal-failed-writes-landed',
+    rule: 'what a failed renewal carried did not land: the run records go back to the buffer for the next renewal (issue 29)',
+    file: 'lib/election/renewal.ts',
+    from: 'if (load) rider.unload(sent.term, { renewalFailed: true, writeErrors });',
+    to: 'if (load) rider.unload(sent.term, { renewalFailed: true });',
+    tests: ['test/unit/job-control.spec.ts'],
+    testNamePattern: 'carried run records and failed',
+    quick: true,
+  },
+  {
     id: 'redis-release-without-lease-id',
     rule: 'release is conditional on our own lease id (Redis script)',
     file: 'lib/stores/redis/redis-scripts.ts',

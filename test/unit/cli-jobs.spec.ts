@@ -217,7 +217,7 @@ describe('CLI jobs pause and resume', () => {
     const first = await cli(['jobs', 'pause', 'Reports.nightly', '--reason', 'incident 42'], store);
     expect(first).toEqual({
       code: ExitCode.ok,
-      stdout: `job "Reports.nightly" of "billing" paused by ${BY} (incident 42): the leader skips its scheduled runs from its next renewal until it is resumed`,
+      stdout: `job "Reports.nightly" of "billing" paused by ${BY} (incident 42): the leader skips its scheduled runs from its next read of the board until it is resumed`,
       stderr: '',
     });
     const { board } = await readJobBoard(store, 'billing', signal());
@@ -241,7 +241,7 @@ describe('CLI jobs pause and resume', () => {
     await pauseJobCommand(store, 'billing', { job: 'warm-cache', by: 'ops' }, signal());
     await pauseJobCommand(store, 'billing', { job: 'Removed.job', by: 'ops' }, signal());
     expect((await cli(['jobs', 'resume', 'warm-cache'], store)).stdout).toBe(
-      'job "warm-cache" of "billing" resumed: the leader runs it on schedule again from its next renewal',
+      'job "warm-cache" of "billing" resumed: the leader runs it on schedule again from its next read of the board',
     );
     expect(JSON.parse((await cli(['jobs', 'resume', 'warm-cache', '--json'], store)).stdout)).toEqual({
       election: 'billing',

@@ -96,6 +96,10 @@ describe('instrumentLeaseStore', () => {
     await expect(view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() })).rejects.toBe(raw);
     store.failRenew = new TransientLeaseStoreError('503');
     await expect(view.renew(won.lease, { leaseDurationMs: 1000, signal: signal() })).rejects.toThrow('503');
+    store.failRenew = undefined;
+    // A folded renewal is a renewal to the metrics (the leader's renewals on a store that folds).
+    const folded = await view.renewWith?.(won.lease, { leaseDurationMs: 1000, signal: signal(), readHandover: true });
+    expect(folded).toEqual({ handover: null });
     await view.read('e', { signal: signal() });
     await view.release(won.lease, { signal: signal() });
     expect(calls).toEqual([
@@ -106,11 +110,12 @@ describe('instrumentLeaseStore', () => {
       // An untyped error is transient to the elector, and so to the metrics.
       'renew:transient',
       'renew:transient',
+      'renew:ok',
       'read:ok',
       'release:ok',
     ]);
     // Only the refused acquire carries the holder's remaining lease (the leaderless gauge's vouch).
-    expect(hints).toEqual([undefined, lost.acquired === false && lost.expiresInMs, ...Array(6).fill(undefined)]);
+    expect(hints).toEqual([undefined, lost.acquired === false && lost.expiresInMs, ...Array(7).fill(undefined)]);
   });
 
   it('measures nothing until a recorder is set', async () => {

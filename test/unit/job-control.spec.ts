@@ -40,8 +40,14 @@ class CountingStore extends InMemoryLeaseStore {
     if (!folds) Object.defineProperty(this, 'renewWith', { value: undefined });
   }
   renewWithCalls = 0;
+  /** Folded renewals that carry writes fail this many more times (a transient error, nothing written). */
+  failCarryingRenewals = 0;
   override renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
     this.renewWithCalls += 1;
+    if (this.failCarryingRenewals > 0 && (options.writeState?.length ?? 0) > 0) {
+      this.failCarryingRenewals -= 1;
+      return Promise.reject(new TransientLeaseStoreError('renewal timed out'));
+    }
     return super.renewWith(lease, options);
   }
   readonly counts = { readRecord: 0, writeRecord: 0, writeState: new Map<string, number>() };
@@ -328,6 +334,25 @@ describe('job control, leader side (fake clock)', () => {
     expect(store.counts.readRecord).toBe(readsAfterPause);
     expect(store.counts.writeRecord).toBe(writeRecords);
     expect(store.counts.writeState.get(jobHistoryKey('report')) ?? 0).toBe(0);
+  });
+
+  it('a renewal that carried run records and failed loses none: the next one carries them again', async () => {
+    store = new CountingStore({ clock }, true);
+    const a = replica('a');
+    const report = job('report');
+    a.runtime.jobs.register(report.definition);
+    await a.runtime.start(undefined);
+    await a.runner.invoke(report.site, report.method, undefined, []);
+    await clock.advance(timings.renewIntervalMs + 10);
+    expect(await history('report')).toHaveLength(1);
+    for (let i = 0; i < 3; i++) a.runner.invoke(report.site, report.method, undefined, []);
+    store.failCarryingRenewals = 2;
+    await clock.advance(2 * timings.renewIntervalMs + 10);
+    expect(store.failCarryingRenewals).toBe(0);
+    expect(a.runtime.isLeader()).toBe(true);
+    expect(await history('report')).toHaveLength(1);
+    await clock.advance(timings.renewIntervalMs + 10);
+    expect(await history('report')).toHaveLength(4);
   });
 
   it('history: runs between two renewals cost one write; the finish replaces the start; errors are cut', async () => {

@@ -39,20 +39,15 @@ export interface AzureBlobLeaseStoreOptions {
   /** Prepended to the election name to form the blob name, e.g. `my-app/`. Default none. */
   blobPrefix?: string;
   /**
-   * How often the leader reads what its renewal cannot tell (the pending handover request, the job
-   * board), each a billed GET: every Nth renewal, an integer from 1 to 20. Default 4: a handover
-   * request or a job command reaches the leader within 4 renew intervals (10 s at the default
-   * timings) instead of 1, and the leader pays 1,800 requests/h instead of 2,880 (figure 16).
+   * The leader reads the handover request and job board blobs (billed GETs) every Nth renewal, 1-20.
+   * Default 4: a request or job command reaches it within 4 renew intervals (10 s at the defaults).
    */
   readEveryNthRenewal?: number;
 }
 
-/** The default of {@link AzureBlobLeaseStoreOptions.readEveryNthRenewal}. */
-export const AZURE_READ_EVERY_NTH_RENEWAL = 4;
-
-/** `options.readEveryNthRenewal`, validated (default {@link AZURE_READ_EVERY_NTH_RENEWAL}). */
+/** `options.readEveryNthRenewal`, validated (default 4). */
 export function azureReadEvery(options: AzureBlobLeaseStoreOptions): number {
-  const every = options.readEveryNthRenewal ?? AZURE_READ_EVERY_NTH_RENEWAL;
+  const every = options.readEveryNthRenewal ?? 4;
   if (!Number.isInteger(every) || every < 1 || every > 20) {
     throw new RangeError(
       azureMessages.optionInvalid('readEveryNthRenewal', `must be an integer from 1 to 20 (got ${String(every)})`),

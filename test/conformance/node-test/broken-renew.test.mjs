@@ -36,6 +36,7 @@ const cases = leaseStoreConformance({
   leaderState: true,
   handover: true,
   records: true,
+  renewWith: true,
   push: true,
 });
 

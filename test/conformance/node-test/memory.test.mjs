@@ -13,6 +13,7 @@ const cases = leaseStoreConformance({
   leaderState: true,
   handover: true,
   records: true,
+  renewWith: true,
   push: true,
 });
 
