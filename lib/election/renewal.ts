@@ -13,12 +13,21 @@ import type { Learned } from './term-keeper.js';
  */
 export interface RenewalRider {
   /**
-   * What the renewal of `term` should carry (leader-state writes, fenced like `writeState`) and,
-   * when `readTurn`, which shared records it should bring back. Synchronous and cheap.
+   * What the renewal of `term` should bring back (shared records, asked on a read turn) and carry
+   * (leader-state writes, fenced like `writeState`, asked on a write turn). Synchronous and cheap.
    */
-  load(term: number, readTurn: boolean): RenewalLoad | undefined;
+  load(term: number, turn: RenewalTurn): RenewalLoad | undefined;
   /** What became of the load. */
   unload(term: number, outcome: RenewalOutcome): void;
+}
+
+/**
+ * What a renewal does beside renewing: read on every Nth renewal; write on every renewal of a store
+ * that folds (free: the same call), on the read turns otherwise (each write is a call of its own).
+ */
+export interface RenewalTurn {
+  read: boolean;
+  write: boolean;
 }
 
 export interface RenewalLoad {
@@ -53,7 +62,8 @@ export interface SentRenewal {
  * The leader's renewal and what rides on it (issue 29): ONE store call per renewal where the store
  * folds (`renewWith`); otherwise the renew, then the separate calls (`readHandover`, `readRecord`,
  * `writeState`), as a store without the capability always had. Reads come every Nth renewal of a
- * term (`readEveryNthRenewal`, 1 unless the store bills each read), writes with every renewal.
+ * term (`readEveryNthRenewal`, 1 unless the store bills each read); writes with every renewal of a
+ * store that folds, with the reads otherwise (see RenewalTurn).
  */
 export class RenewalExchange {
   private readonly riders = new Set<RenewalRider>();
@@ -96,7 +106,8 @@ export class RenewalExchange {
     }
     this.sent += 1;
     const readTurn = (this.sent - 1) % this.readEvery === 0;
-    const loads = [...this.riders].map((rider) => [rider, rider.load(number, readTurn)] as [RenewalRider, RenewalLoad]);
+    const turn = { read: readTurn, write: readTurn || (this.folding && supportsRenewWith(store)) };
+    const loads = [...this.riders].map((rider) => [rider, rider.load(number, turn)] as [RenewalRider, RenewalLoad]);
     const writes = new Map<string, StateWrite>();
     const records = new Set<string>();
     for (const [, load] of loads) {

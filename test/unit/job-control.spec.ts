@@ -355,6 +355,24 @@ describe('job control, leader side (fake clock)', () => {
     expect(await history('report')).toHaveLength(4);
   });
 
+  it('a store that neither folds nor reads every renewal (Azure): the run records go with the reads, every 4th renewal', async () => {
+    Object.defineProperty(store, 'readEveryNthRenewal', { value: 4 });
+    const a = replica('a');
+    const report = job('report');
+    a.runtime.jobs.register(report.definition);
+    await a.runtime.start(undefined);
+    const key = jobHistoryKey('report');
+    for (let i = 0; i < 12; i++) {
+      a.runner.invoke(report.site, report.method, undefined, []);
+      await clock.advance(timings.renewIntervalMs);
+    }
+    // Renewals 1, 5 and 9 of the term are its read turns: three writes of the history, not twelve.
+    expect(store.counts.writeState.get(key)).toBe(3);
+    expect(store.counts.readRecord).toBe(1 + 3);
+    await clock.advance(4 * timings.renewIntervalMs);
+    expect(await history('report')).toHaveLength(12);
+  });
+
   it('history: runs between two renewals cost one write; the finish replaces the start; errors are cut', async () => {
     const a = replica('a');
     let fail = false;

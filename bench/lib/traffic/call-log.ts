@@ -84,11 +84,14 @@ export function loggedStore(store: LeaseStore, expose: readonly Capability[], lo
   });
 }
 
+/** A renewal, plain or folded (`renewWith`: what rides on it is part of the one call). */
+export const isRenewal = (method: string) => method === 'renew' || method === 'renewWith';
+
 /** The class of a call from its method and arguments (see CallClass). */
 function classOf(method: string, args: unknown[]): CallClass {
   const [first, second, third] = args as [unknown, unknown, unknown];
   const election = electionOf(first);
-  if (election?.startsWith(STANDBY_KEY_PREFIX)) return method === 'renew' ? 'slot-renew' : 'slot';
+  if (election?.startsWith(STANDBY_KEY_PREFIX)) return isRenewal(method) ? 'slot-renew' : 'slot';
   const key = method === 'writeState' ? keyOf(third) : method === 'readState' ? keyOf(second) : undefined;
   if (key?.startsWith(TICK_KEY_PREFIX)) return 'tick';
   if (key?.startsWith(JOB_KEY_PREFIX)) return 'jobs';

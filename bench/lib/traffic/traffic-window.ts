@@ -7,7 +7,7 @@
 // clusters), which matters only where a cluster mixes classes: projection.mjs scales each class by
 // its own clock.
 import { callCosts } from './call-costs.js';
-import type { CallClass, CallRecord } from './call-log.js';
+import { type CallClass, type CallRecord, isRenewal } from './call-log.js';
 
 /** A message of the wire, stamped with performance.now() when the proxy received it. */
 export interface StampedMessage {
@@ -89,7 +89,7 @@ export function windowTraffic(
   const inWindow = calls.filter((call) => call.start >= window.from && call.start < window.until);
   const byClass: Partial<Record<CallClass, Counts>> = {};
   for (const call of inWindow) add(bucket(byClass, call.cls), call.method, 1);
-  const renewals = inWindow.filter((call) => call.cls === 'lease' && call.method === 'renew').length;
+  const renewals = inWindow.filter((call) => call.cls === 'lease' && isRenewal(call.method)).length;
   const loop = inWindow.filter((call) => call.cls === 'lease' && call.end !== Number.POSITIVE_INFINITY);
   const leaseCallMs = loop.reduce((total, call) => total + call.end - call.start, 0) / (loop.length || 1);
 
@@ -178,7 +178,7 @@ export function windowTraffic(
  */
 function renewalAligned(calls: readonly CallRecord[], window: Window): Window {
   const renewals = calls
-    .filter((call) => call.cls === 'lease' && call.method === 'renew' && call.start >= window.from)
+    .filter((call) => call.cls === 'lease' && isRenewal(call.method) && call.start >= window.from)
     .map((call) => call.start)
     .sort((a, b) => a - b);
   const from = renewals[0];

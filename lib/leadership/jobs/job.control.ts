@@ -218,10 +218,13 @@ export class JobControl {
    */
   private rider(): RenewalRider {
     return {
-      load: (term, readTurn) =>
+      load: (term, turn) =>
         this.byName.size === 0
           ? undefined
-          : { writeState: this.history.load(term), ...(readTurn ? { readRecords: [JOB_BOARD_KEY] } : {}) },
+          : {
+              ...(turn.write ? { writeState: this.history.load(term) } : {}),
+              ...(turn.read ? { readRecords: [JOB_BOARD_KEY] } : {}),
+            },
       unload: (term, outcome) => {
         this.history.unload(term, outcome.writeErrors);
         const read = this.board?.received(term, outcome);
