@@ -1,6 +1,6 @@
 import { type LeaseStoreError, TransientLeaseStoreError, toLeaseStoreError } from '../shared/errors.js';
 import { supportsRenewWith, supportsState } from '../stores/lease-store.capabilities.js';
-import type { HandoverRequest, LeaseMeta, SharedRecord, StateWrite } from '../stores/lease-store.js';
+import type { HandoverRequest, LeaseMeta, RenewOptions, SharedRecord, StateWrite } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
 import type { Term } from './term.js';
@@ -107,7 +107,7 @@ export class RenewalExchange {
     this.sent += 1;
     const readTurn = (this.sent - 1) % this.readEvery === 0;
     const turn = { read: readTurn, write: readTurn || (this.folding && supportsRenewWith(store)) };
-    const loads = [...this.riders].map((rider) => [rider, rider.load(number, turn)] as [RenewalRider, RenewalLoad]);
+    const loads = [...this.riders].map((rider): SentRenewal['loads'][number] => [rider, rider.load(number, turn)]);
     const writes = new Map<string, StateWrite>();
     const records = new Set<string>();
     for (const [, load] of loads) {
@@ -138,16 +138,18 @@ export class RenewalExchange {
           );
           return sent;
         } catch (raw) {
-          // A part the store cannot serve (a table an older version made, a permission missing):
-          // the renewal itself must not fail for it. Renew alone from now on; the separate calls
-          // then report each part's own error, as on a store that never folded.
+          // A part the store cannot serve (a table an older version made, a permission missing)
+          // must not cost the renewal: renew alone now, and if that works, from now on (the
+          // separate calls then report each part's own error, as on a store that never folded).
           const error = toLeaseStoreError(raw);
           if (error.kind !== 'fatal') throw raw;
+          await this.renewAlone(term, base);
           this.folding = false;
           this.d.logger.warn(messages.foldingOff(this.d.election, error.message));
+          return sent;
         }
       }
-      await this.lent.calls.call('renew', term.remainingMs(), (signal) => store.renew(term.lease, { ...base, signal }));
+      await this.renewAlone(term, base);
     } catch (raw) {
       this.failed(sent, toLeaseStoreError(raw));
       throw raw;
@@ -196,6 +198,11 @@ export class RenewalExchange {
     for (const [rider, load] of sent.loads) {
       if (load) rider.unload(sent.term, { renewalFailed: true, writeErrors });
     }
+  }
+
+  private renewAlone(term: Term, base: Omit<RenewOptions, 'signal'>): Promise<void> {
+    const { store } = this.d;
+    return this.lent.calls.call('renew', term.remainingMs(), (signal) => store.renew(term.lease, { ...base, signal }));
   }
 
   private bound(term: Term): number {

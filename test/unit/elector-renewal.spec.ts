@@ -3,14 +3,14 @@
 // read; a store that bills each read (readEveryNthRenewal) is asked every Nth renewal only; and a
 // store that refuses a folded renewal as fatal never costs the leader its term.
 import { FatalLeaseStoreError } from '../../lib/shared/errors.js';
-import type { LeaseStore, RenewWithOptions } from '../../lib/stores/lease-store.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
 
-/** `inner` behind a proxy counting every method call; `hide` removes members, `renewWith` replaces it. */
+/** `inner` behind a proxy counting every method call; `hide` removes members; `refuse` may refuse a call (its error). */
 function counted(
   inner: InMemoryLeaseStore,
-  extra: { hide?: string[]; readEveryNthRenewal?: number; renewWith?: (options: RenewWithOptions) => never } = {},
+  extra: { hide?: string[]; readEveryNthRenewal?: number; refuse?: (method: string) => Error | undefined } = {},
 ) {
   const calls = new Map<string, number>();
   const store = new Proxy(inner, {
@@ -21,7 +21,8 @@ function counted(
       if (typeof value !== 'function' || typeof property !== 'string' || property === 'constructor') return value;
       return (...args: unknown[]) => {
         calls.set(property, (calls.get(property) ?? 0) + 1);
-        if (property === 'renewWith' && extra.renewWith) return Promise.reject(extra.renewWith(args[1] as never));
+        const refusal = extra.refuse?.(property);
+        if (refusal) return Promise.reject(refusal);
         return Reflect.apply(value, target, args);
       };
     },
@@ -83,14 +84,34 @@ describe('the leader renewal and what rides on it (issue 29)', () => {
   it('a folded renewal refused as fatal: the leader keeps its term, warns once, and renews alone from then on', async () => {
     const warnings: string[] = [];
     const { store, calls } = counted(fx.memory, {
-      renewWith: () => {
-        throw new FatalLeaseStoreError('column "records" does not exist');
-      },
+      refuse: (method) =>
+        method === 'renewWith' ? new FatalLeaseStoreError('column "records" does not exist') : undefined,
     });
     const logger = { log: () => undefined, error: () => undefined, warn: (m: string) => warnings.push(m) };
     await leadFor(store, { logger });
     expect(calls.get('renewWith')).toBe(1);
     expect([calls.get('renew'), calls.get('readHandover')]).toEqual([renewals, renewals]);
     expect(warnings.filter((w) => w.includes('refused a folded renewal'))).toHaveLength(1);
+  });
+
+  it('a store refusing every renewal (revoked credentials) does not turn folding off: once it answers again, one call per renewal', async () => {
+    const warnings: string[] = [];
+    let refusing = false;
+    const { store, calls } = counted(fx.memory, {
+      refuse: (method) =>
+        refusing && method.startsWith('renew') ? new FatalLeaseStoreError('403 AuthorizationFailure') : undefined,
+    });
+    const logger = { log: () => undefined, error: () => undefined, warn: (m: string) => warnings.push(m) };
+    const a = fx.elector('a', store, { logger });
+    await a.start();
+    refusing = true;
+    await fx.clock.advance(2 * timings.renewIntervalMs + 10);
+    // Each renewal tried the fold, then renewed alone: both refused, so the fold stays.
+    expect([calls.get('renewWith'), calls.get('renew')]).toEqual([2, 2]);
+    refusing = false;
+    await fx.clock.advance(3 * timings.renewIntervalMs);
+    expect(a.isLeader()).toBe(true);
+    expect([calls.get('renewWith'), calls.get('renew')]).toEqual([5, 2]);
+    expect(warnings.filter((w) => w.includes('refused a folded renewal'))).toHaveLength(0);
   });
 });
