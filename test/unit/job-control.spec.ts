@@ -12,6 +12,7 @@ import { JOB_CATALOGUE_KEY, type JobRun, jobHistoryKey, readJobHistory } from '.
 import { ElectionRegistry } from '../../lib/leadership/election.registry.js';
 import { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
 import type { JobDefinition } from '../../lib/leadership/jobs/job.definition.js';
+import { MAX_HISTORIES_PER_RENEWAL } from '../../lib/leadership/jobs/job-history.buffer.js';
 import { LeaderOnlyRunner, type LeaderOnlySite, leaderOnlySite } from '../../lib/leadership/leader-only.runner.js';
 import { OncePerTickRunner } from '../../lib/leadership/once-per-tick.runner.js';
 import { resolveModuleOptions } from '../../lib/nest/leader-election.options.js';
@@ -42,8 +43,11 @@ class CountingStore extends InMemoryLeaseStore {
   renewWithCalls = 0;
   /** Folded renewals that carry writes fail this many more times (a transient error, nothing written). */
   failCarryingRenewals = 0;
+  /** How many leader-state writes each folded renewal carried. */
+  readonly carried: number[] = [];
   override renewWith(lease: Lease, options: RenewWithOptions): Promise<RenewWithReply> {
     this.renewWithCalls += 1;
+    this.carried.push(options.writeState?.length ?? 0);
     if (this.failCarryingRenewals > 0 && (options.writeState?.length ?? 0) > 0) {
       this.failCarryingRenewals -= 1;
       return Promise.reject(new TransientLeaseStoreError('renewal timed out'));
@@ -334,6 +338,19 @@ describe('job control, leader side (fake clock)', () => {
     expect(store.counts.readRecord).toBe(readsAfterPause);
     expect(store.counts.writeRecord).toBe(writeRecords);
     expect(store.counts.writeState.get(jobHistoryKey('report')) ?? 0).toBe(0);
+  });
+
+  it('a renewal carries at most 16 job histories; the others follow at the next ones, none lost', async () => {
+    store = new CountingStore({ clock }, true);
+    const a = replica('a');
+    const many = Array.from({ length: 40 }, (_, i) => job(`job-${i}`));
+    for (const each of many) a.runtime.jobs.register(each.definition);
+    await a.runtime.start(undefined);
+    for (const each of many) await a.runner.invoke(each.site, each.method, undefined, []);
+    await clock.advance(4 * timings.renewIntervalMs + 10);
+    expect(Math.max(...store.carried)).toBe(MAX_HISTORIES_PER_RENEWAL);
+    expect(store.carried.reduce((sum, n) => sum + n, 0)).toBe(40);
+    for (const each of many) expect(await history(each.definition.name)).toHaveLength(1);
   });
 
   it('a renewal that carried run records and failed loses none: the next one carries them again', async () => {

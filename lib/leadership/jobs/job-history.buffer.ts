@@ -22,6 +22,9 @@ export interface JobStateAccess {
   writeTickRecord(value: unknown, key: string): Promise<void>;
 }
 
+/** Job histories one renewal carries at most (each at most 20 runs of a few hundred bytes). */
+export const MAX_HISTORIES_PER_RENEWAL = 16;
+
 /**
  * The leader's run records, buffered between renewals: a run's start and its finish are noted here
  * (the finish replaces the start), and each renewal carries every changed job's history once
@@ -71,6 +74,9 @@ export class JobHistoryBuffer {
     this.enterTerm(term);
     const writes: StateWrite[] = [];
     for (const [job, runs] of this.pending) {
+      // A renewal must never fail for its cargo (an etcd txn holds 128 operations, a request 1.5 MiB):
+      // the rest waits for the next renewal (a written job goes to the back of the queue).
+      if (writes.length >= MAX_HISTORIES_PER_RENEWAL) break;
       const history = this.stored.get(job);
       if (history === undefined) {
         this.prime(job, term);
