@@ -74,6 +74,8 @@ export class RenewalExchange {
   readonly readEvery: number;
   /** False once the store refused a folded renewal as fatal: renew alone, then the separate calls. */
   private folding = true;
+  /** The riders' separate calls after a renewal on a store that does not fold, while under way. */
+  private riding?: Promise<void>;
 
   constructor(
     private readonly d: Pick<LoopDeps, 'store' | 'election' | 'logger' | 'timings'>,
@@ -107,7 +109,9 @@ export class RenewalExchange {
     this.sent += 1;
     const readTurn = (this.sent - 1) % this.readEvery === 0;
     const turn = { read: readTurn, write: readTurn || (this.folding && supportsRenewWith(store)) };
-    const loads = [...this.riders].map((rider): SentRenewal['loads'][number] => [rider, rider.load(number, turn)]);
+    // The riders' separate calls of an earlier renewal still under way: this one carries nothing.
+    const riders = this.riding ? [] : [...this.riders];
+    const loads = riders.map((rider): SentRenewal['loads'][number] => [rider, rider.load(number, turn)]);
     const writes = new Map<string, StateWrite>();
     const records = new Set<string>();
     for (const [, load] of loads) {
@@ -168,8 +172,21 @@ export class RenewalExchange {
       for (const [rider, load] of sent.loads) if (load) rider.unload(term.lease.term, records ? { records } : {});
       return handover === undefined ? {} : { handover };
     }
-    const [handover, read, writeErrors] = await Promise.all([
-      sent.readHandover ? this.readHandover(term) : undefined,
+    // The riders' calls run beside the loop, as job control's own calls always did: on a slow store
+    // (each write a read and a conditional put on Azure) they must never hold the next renewal back.
+    // Until they are done, the next renewals carry nothing (see `send`).
+    if (sent.loads.some(([, load]) => load)) {
+      const riding = this.rideSeparately(term, sent).finally(() => {
+        if (this.riding === riding) this.riding = undefined;
+      });
+      this.riding = riding;
+    }
+    const handover = sent.readHandover ? await this.readHandover(term) : undefined;
+    return handover === undefined ? {} : { handover };
+  }
+
+  private async rideSeparately(term: Term, sent: SentRenewal): Promise<void> {
+    const [read, writeErrors] = await Promise.all([
       this.readRecords(term, sent.records),
       this.writeSeparately(term, sent.writes),
     ]);
@@ -177,7 +194,6 @@ export class RenewalExchange {
       if (!load) continue;
       rider.unload(term.lease.term, { ...read, ...(writeErrors.size > 0 ? { writeErrors } : {}) });
     }
-    return handover === undefined ? {} : { handover };
   }
 
   /**

@@ -107,7 +107,7 @@ describe('leaseStoreConformance options', () => {
     const cases = leaseStoreConformance({ createStore: () => store });
     const skipped = cases.filter((c) => c.skip).map((c) => c.name.split(':')[0]);
     expect(new Set(skipped)).toEqual(
-      new Set(['lease', 'leader state', 'handover', 'shared records', 'push', 'faults']),
+      new Set(['lease', 'leader state', 'handover', 'shared records', 'folded renewal', 'push', 'faults']),
     );
     expect(cases.filter((c) => c.skip).every((c) => typeof c.skipReason === 'string')).toBe(true);
     expect(cases.filter((c) => !c.concurrent).map((c) => c.name)).toEqual([
@@ -119,7 +119,7 @@ describe('leaseStoreConformance options', () => {
   });
 
   it('fails a store that declares records without both record methods, or has one without declaring them', async () => {
-    const all = { leaderState: true, handover: true, push: true } as const;
+    const all = { leaderState: true, handover: true, push: true, renewWith: true } as const;
     const capabilities = (options: Omit<Parameters<typeof leaseStoreConformance>[0], 'createStore'>) => {
       // Half of the pair: readRecord without writeRecord.
       const half = new InMemoryLeaseStore();

@@ -43,6 +43,8 @@ export class JobHistoryBuffer {
   private flushing?: Promise<void>;
   /** What the renewal in flight carries, per job: the runs, and the history they make. */
   private carried = new Map<string, { runs: JobRun[]; merged: JobRun[] }>();
+  /** Settles when the renewal carrying `carried` is over (a store that does not fold writes beside the loop). */
+  private landing?: { promise: Promise<void>; resolve: () => void };
   /** Jobs whose stored history is being read for `storedTerm`. */
   private readonly priming = new Set<string>();
 
@@ -60,9 +62,9 @@ export class JobHistoryBuffer {
     if (!this.stored.has(run.job)) this.prime(run.job, term);
   }
 
-  /** True while runs wait to be written. */
+  /** True while runs wait to be written (or ride on a renewal under way). */
   get changed(): boolean {
-    return this.pending.size > 0;
+    return this.pending.size > 0 || this.carried.size > 0;
   }
 
   /**
@@ -87,6 +89,13 @@ export class JobHistoryBuffer {
       this.pending.delete(job);
       writes.push({ key: jobHistoryKey(job), value: encodeJobHistory(merged) });
     }
+    if (writes.length > 0) {
+      let resolve = () => {};
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      this.landing = { promise, resolve };
+    }
     return writes;
   }
 
@@ -94,6 +103,8 @@ export class JobHistoryBuffer {
   unload(term: number, failed: Map<string, LeaseStoreError> | undefined): void {
     const carried = this.carried;
     this.carried = new Map();
+    this.landing?.resolve();
+    this.landing = undefined;
     for (const [job, { runs, merged }] of carried) {
       const error = failed?.get(jobHistoryKey(job));
       if (error === undefined) {
@@ -107,7 +118,7 @@ export class JobHistoryBuffer {
     }
   }
 
-  /** Writes what changed; a flush under way is joined, not doubled (a renewal never queues a second one). */
+  /** Writes what changed with separate calls (before a release); a flush under way is joined, not doubled. */
   flush(): Promise<void> {
     if (!this.flushing && this.pending.size > 0) {
       const flushing = this.writeChanged().finally(() => {
@@ -120,6 +131,8 @@ export class JobHistoryBuffer {
 
   /** Before a release: the flush under way, then one more for the runs that finished meanwhile. */
   async flushAll(): Promise<void> {
+    // What a renewal carries right now lands first, or comes back to the buffer to be written here.
+    await this.landing?.promise;
     await this.flushing;
     await this.flush();
   }
