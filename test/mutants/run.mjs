@@ -144,6 +144,7 @@ function campaignEnv(campaign) {
     SIM_FIRST_RUN: String(campaign.from ?? 0),
     SIM_RUNS: String(campaign.runs),
     SIM_FEATURE_RUNS: String(campaign.featureRuns),
+    ...(campaign.fold ? { SIM_FOLD: campaign.fold } : {}),
   };
 }
 
@@ -295,7 +296,8 @@ for (const m of selected.filter((m) => m.testNamePattern && !m.campaign)) {
 const byCampaign = new Map();
 for (const m of selected.filter((m) => m.campaign)) {
   const campaign = /** @type {Campaign} */ (m.campaign);
-  const key = `${m.tests.join(' ')} -t ${m.testNamePattern}`;
+  // Runs of another store shape (`fold`) are other schedules: never merged with the default's.
+  const key = `${m.tests.join(' ')} -t ${m.testNamePattern} fold ${campaign.fold ?? 'by seed'}`;
   const group = byCampaign.get(key) ?? { tests: m.tests, pattern: m.testNamePattern, campaigns: [] };
   const prefix = group.campaigns.find((c) => !c.from);
   if (!campaign.from && prefix) {

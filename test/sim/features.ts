@@ -11,7 +11,7 @@ import { JobWorld } from './job-control.js';
 import { PriorityCheck, type PriorityReplica } from './priority-check.js';
 import { SimReplica } from './replica.js';
 import { Rng } from './rng.js';
-import { SimLeaseServer, SimStoreClient } from './sim-store.js';
+import { foldsIn, SimLeaseServer, SimStoreClient } from './sim-store.js';
 import type { RunResult } from './simulate.js';
 import { spreadRequestOf } from './spread-race.js';
 import { inNode, installNodeTimers, LivelockError, NodeClock, World } from './world.js';
@@ -106,8 +106,8 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       previous ? previous.now() : rng.between(0, 1e6),
       previous ? previous.wallNow() - world.now : 1.7e12 + (scenario.skewMs[index] as number),
     );
-    // Half the runs on a store that folds renewals (renewWith), half on one that makes separate calls.
-    const client = new SimStoreClient(world, server, identity, clock, true, scenario.seed % 2 === 1);
+    // Half the runs on a store that folds renewals (renewWith), half on the separate calls (foldsIn).
+    const client = new SimStoreClient(world, server, identity, clock, true, foldsIn(scenario.seed));
     const setupJobs = jobWorld && ((handle: ElectionRuntime) => jobWorld.setup(handle));
     const replica = new SimReplica(identity, clock, client, scenario, elections, priorityOf(identity), setupJobs);
     const slot: Slot = { index, replica };

@@ -377,6 +377,15 @@ export class SimLeaseServer {
  * answers after the server applied the write, duplicates, spikes) and honours its signal the way
  * the real stores do today (an abandoned acquire is released once its outcome is known).
  */
+/**
+ * Whether a run's store folds renewals (renewWith): half the runs, by their seed's parity, so the
+ * campaign covers both shapes; `SIM_FOLD=never` keeps every run on the separate calls (a mutant's
+ * campaign whose race needs the holder's read to come a round trip after its renewal).
+ */
+export function foldsIn(seed: number): boolean {
+  return process.env.SIM_FOLD === 'never' ? false : seed % 2 === 1;
+}
+
 export class SimStoreClient implements LeaseStore {
   readonly name = 'SimLeaseStore';
   readonly limits;

@@ -2,7 +2,7 @@ import { Elector } from '../../lib/election/elector.js';
 import { Checker, type CheckName, type Violation, type Watched } from './checker.js';
 import { Rng } from './rng.js';
 import type { Scenario } from './scenario.js';
-import { SimLeaseServer, SimStoreClient } from './sim-store.js';
+import { foldsIn, SimLeaseServer, SimStoreClient } from './sim-store.js';
 import { LivelockError, NodeClock, World } from './world.js';
 
 export interface RunResult {
@@ -71,8 +71,8 @@ export async function simulate(scenario: Scenario, checks: Set<CheckName>): Prom
         previous ? previous.now() : rng.between(0, 1e6),
         previous ? previous.wallNow() - world.now : 1.7e12 + rng.between(-5_000, 5_000),
       );
-      // Half the runs on a store that folds renewals (renewWith), half on one that makes separate calls.
-      const client = new SimStoreClient(world, server, identity, clock, false, scenario.seed % 2 === 1);
+      // Half the runs on a store that folds renewals (renewWith), half on the separate calls (foldsIn).
+      const client = new SimStoreClient(world, server, identity, clock, false, foldsIn(scenario.seed));
       const elector = new Elector({
         store: client,
         election: ELECTION,
