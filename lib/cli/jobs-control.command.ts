@@ -1,4 +1,4 @@
-import { pauseJobCommand, resumeJobCommand } from '../election/job-board.calls.js';
+import { pauseJobChange, resumeJobChange } from '../election/job-board.calls.js';
 import type { JobPause } from '../election/job-board.js';
 import { type JobRun, readJobHistory } from '../election/job-history.js';
 import type { LeaseStore } from '../stores/lease-store.js';
@@ -43,7 +43,7 @@ export async function jobsPauseCommand(
   const { election } = await findJob(store, options.job, options.election, options.timeoutMs);
   const now = options.now ?? Date.now;
   const at = now();
-  const board = await pauseJobCommand(
+  const { board, changed } = await pauseJobChange(
     store,
     election,
     {
@@ -55,7 +55,6 @@ export async function jobsPauseCommand(
     callOptions(options.timeoutMs).signal,
   );
   const paused = board.paused[options.job];
-  const changed = paused.by === options.requestedBy && paused.at === at;
   const document: JobPauseDocument = { election, job: options.job, paused, changed };
   output.out(
     options.json
@@ -82,17 +81,15 @@ export async function jobsResumeCommand(
   output: CliOutput,
 ): Promise<ExitCode> {
   checkJobsSupported(store);
-  const { election, board: before } = await findJob(store, options.job, options.election, options.timeoutMs, true);
+  const { election } = await findJob(store, options.job, options.election, options.timeoutMs, true);
   const at = (options.now ?? Date.now)();
-  const board = await resumeJobCommand(
+  // Whether this call removed the pause (not a time compared: two calls may share a millisecond).
+  const { changed } = await resumeJobChange(
     store,
     election,
     { job: options.job, by: options.requestedBy, at },
     callOptions(options.timeoutMs).signal,
   );
-  // Ours when the board now names us as the last to resume it; else it was not paused (or someone else won).
-  const resumed = board.resumed?.[options.job];
-  const changed = Object.hasOwn(before.paused, options.job) && resumed?.by === options.requestedBy && resumed.at === at;
   const document: JobResumeDocument = { election, job: options.job, changed };
   output.out(
     options.json

@@ -108,13 +108,23 @@ export async function pauseJobCommand(
   command: JobCommandOrigin & { job: string; reason?: string },
   signal: AbortSignal,
 ): Promise<JobBoard> {
+  return (await pauseJobChange(store, election, command, signal)).board;
+}
+
+/** {@link pauseJobCommand}, saying whether this call changed the board (a pause for the same reason does not). */
+export async function pauseJobChange(
+  store: LeaseStore,
+  election: string,
+  command: JobCommandOrigin & { job: string; reason?: string },
+  signal: AbortSignal,
+): Promise<{ board: JobBoard; changed: boolean }> {
   const job = checkJobName(command.job);
   const pause = {
     ...(command.reason === undefined ? {} : { reason: command.reason }),
     by: command.by,
     at: command.at ?? Date.now(),
   };
-  return updateJobBoard(store, election, (board) => pauseJob(board, job, pause), signal);
+  return boardChange(store, election, (board) => pauseJob(board, job, pause), signal);
 }
 
 /** Removes the pause of `job`, if any. Resolves once recorded (or at once when it was not paused). */
@@ -124,9 +134,38 @@ export async function resumeJobCommand(
   command: JobCommandOrigin & { job: string },
   signal: AbortSignal,
 ): Promise<JobBoard> {
+  return (await resumeJobChange(store, election, command, signal)).board;
+}
+
+/** {@link resumeJobCommand}, saying whether this call changed the board (a job not paused: no). */
+export async function resumeJobChange(
+  store: LeaseStore,
+  election: string,
+  command: JobCommandOrigin & { job: string },
+  signal: AbortSignal,
+): Promise<{ board: JobBoard; changed: boolean }> {
   const job = checkJobName(command.job);
   const resume = { by: command.by, at: command.at ?? Date.now() };
-  return updateJobBoard(store, election, (board) => resumeJob(board, job, resume), signal);
+  return boardChange(store, election, (board) => resumeJob(board, job, resume), signal);
+}
+
+/** {@link updateJobBoard}, with whether the attempt that counted wrote (rather than a time compared). */
+async function boardChange(
+  store: LeaseStore,
+  election: string,
+  mutate: (board: JobBoard) => JobBoard | undefined,
+  signal: AbortSignal,
+): Promise<{ board: JobBoard; changed: boolean }> {
+  const { board, result } = await changeJobBoard(
+    store,
+    election,
+    (current) => {
+      const next = mutate(current);
+      return { board: next, result: next !== undefined };
+    },
+    signal,
+  );
+  return { board, changed: result };
 }
 
 /**

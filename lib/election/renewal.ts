@@ -155,6 +155,8 @@ export class RenewalExchange {
       }
       await this.renewAlone(term, base);
     } catch (raw) {
+      // A failed renewal read nothing: the next one takes its turn (a request waits no longer).
+      this.sent -= 1;
       this.failed(sent, toLeaseStoreError(raw));
       throw raw;
     }

@@ -5,7 +5,12 @@
 
 import { setTimeout as delay } from 'node:timers/promises';
 import { ExitCode } from '../../lib/cli/cli-errors.js';
-import type { JobHistoryDocument, JobPauseDocument } from '../../lib/cli/jobs-control.command.js';
+import {
+  type JobHistoryDocument,
+  type JobPauseDocument,
+  jobsPauseCommand,
+  jobsResumeCommand,
+} from '../../lib/cli/jobs-control.command.js';
 import type { JobsDocument } from '../../lib/cli/jobs-list.command.js';
 import type { JobRunDocument } from '../../lib/cli/jobs-run.command.js';
 import { type CliContext, runCli } from '../../lib/cli/main.js';
@@ -211,6 +216,23 @@ describe('CLI jobs list', () => {
 });
 
 describe('CLI jobs pause and resume', () => {
+  it('says whether it changed the board by what it wrote, not by the time: two calls in one millisecond', async () => {
+    const store = new InMemoryLeaseStore();
+    await leader(store, 'billing');
+    const lines: string[] = [];
+    const output = { out: (text: string) => void lines.push(text), err: () => undefined, tty: false };
+    const options = { job: 'Reports.nightly', requestedBy: BY, timeoutMs: 5_000, json: true, now: () => 1_000 };
+    const changed = () => (JSON.parse(lines.at(-1) ?? '{}') as { changed: boolean }).changed;
+    await jobsPauseCommand(store, { ...options, reason: 'incident 42' }, output as never);
+    expect(changed()).toBe(true);
+    await jobsPauseCommand(store, { ...options, reason: 'incident 42' }, output as never);
+    expect(changed()).toBe(false);
+    await jobsResumeCommand(store, options, output as never);
+    expect(changed()).toBe(true);
+    await jobsResumeCommand(store, options, output as never);
+    expect(changed()).toBe(false);
+  });
+
   it('pauses a job of the one election that has it, recording who and why; again: nothing changes', async () => {
     const store = new InMemoryLeaseStore();
     await leader(store, 'billing');

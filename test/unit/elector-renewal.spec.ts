@@ -2,7 +2,7 @@
 // renewal, the pending handover request included; one that does not gets the renew and the separate
 // read; a store that bills each read (readEveryNthRenewal) is asked every Nth renewal only; and a
 // store that refuses a folded renewal as fatal never costs the leader its term.
-import { FatalLeaseStoreError } from '../../lib/shared/errors.js';
+import { FatalLeaseStoreError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { InMemoryLeaseStore } from '../../lib/stores/memory/memory.store.js';
 import { timings, useElectorFixture } from './elector-fixture.js';
@@ -74,6 +74,27 @@ describe('the leader renewal and what rides on it (issue 29)', () => {
     await leadFor(folding.store);
     // A turn without a read carries nothing: the plain renew.
     expect([folding.calls.get('renewWith'), folding.calls.get('renew')]).toEqual([3, renewals - 3]);
+  });
+
+  it('a failed renewal does not use up its read turn: the next renewal reads', async () => {
+    let failNext = false;
+    const { store, calls } = counted(fx.memory, {
+      hide: ['renewWith'],
+      readEveryNthRenewal: 4,
+      refuse: (method) => {
+        if (method !== 'renew' || !failNext) return undefined;
+        failNext = false;
+        return new TransientLeaseStoreError('503 Server Busy');
+      },
+    });
+    const a = fx.elector('a', store);
+    await a.start();
+    failNext = true;
+    await fx.clock.advance(timings.renewIntervalMs + 10);
+    expect(calls.get('readHandover')).toBeUndefined();
+    await fx.clock.advance(timings.renewIntervalMs);
+    expect(a.isLeader()).toBe(true);
+    expect(calls.get('readHandover')).toBe(1);
   });
 
   it.each([0, 21, 1.5])('readEveryNthRenewal %s is refused at construction, naming the range', (every) => {
