@@ -47,7 +47,8 @@ export class ElectionLoop {
     });
     const lent: LoopCalls = { calls: this.calls, stopSignal, callTimeoutMs: this.callTimeoutMs };
     this.slots = standbySlotsFor(d, lent, () => this.onPollModeChange());
-    this.handovers = new HandoverDesk(d, lent, this.slots, (reason, to, before) => this.leave(reason, to, before));
+    this.renewal = new RenewalExchange(d, lent);
+    this.handovers = new HandoverDesk(d, lent, this.slots, this.leave.bind(this), this.renewal.readEvery);
     d.terms.listen(this.handovers, (lease, release) => {
       // A stale lease in the store would only delay the next leader: hand it back, best effort.
       if (release) void this.calls.release(lease);
@@ -55,7 +56,6 @@ export class ElectionLoop {
       this.scheduleNext();
     });
     this.leaderState = new LeaderStateCalls(d, lent, d.terms);
-    this.renewal = new RenewalExchange(d, lent);
   }
 
   /** What rides on our renewals (see renewal.ts); the function returned takes it off. */

@@ -51,6 +51,8 @@ export class HandoverDesk implements TermListener {
     lent: LoopCalls,
     private readonly slots: StandbySlots | undefined,
     private readonly leave: StepDownAndRelease,
+    /** The leader reads requests every this many renewals (the renewal exchange's `readEvery`). */
+    private readonly readEvery: number,
   ) {
     this.calls = lent.calls;
     this.stopSignal = lent.stopSignal;
@@ -152,7 +154,7 @@ export class HandoverDesk implements TermListener {
     if (this.slots && request.to === identity) {
       const { timings, standby } = this.d;
       // The leader reads the request at a read turn: every Nth renewal (readEveryNthRenewal).
-      const readsWithin = (this.d.store.readEveryNthRenewal ?? 1) * timings.renewIntervalMs;
+      const readsWithin = this.readEvery * timings.renewIntervalMs;
       this.slots.awaitHandover(this.d.clock.now() + readsWithin + handoverReserveMs(timings, standby));
     }
     return request;

@@ -1,5 +1,10 @@
 import { type LeaseStoreError, TransientLeaseStoreError, toLeaseStoreError } from '../shared/errors.js';
-import { supportsRenewWith, supportsState } from '../stores/lease-store.capabilities.js';
+import {
+  supportsHandover,
+  supportsRecords,
+  supportsRenewWith,
+  supportsState,
+} from '../stores/lease-store.capabilities.js';
 import type { HandoverRequest, LeaseMeta, RenewOptions, SharedRecord, StateWrite } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
@@ -36,20 +41,17 @@ export interface RenewalLoad {
 }
 
 export interface RenewalOutcome {
-  /** The renewal itself failed (the term lives on until its deadline unless the lease was lost). */
-  renewalFailed?: true;
   /** The records asked for, each null when absent; undefined when they were not read (see `readError`). */
   records?: Record<string, SharedRecord | null>;
   /** Why the separate read of the records failed (a store that does not fold). */
   readError?: LeaseStoreError;
-  /** The writes that did not land, by key, with why (all of them when the renewal failed). */
+  /** The writes that did not land, by key, with why (all of them when the renewal failed: nothing was read then). */
   writeErrors?: Map<string, LeaseStoreError>;
 }
 
 /** One renewal in flight: what it carries, and what the folded call brought back. */
 export interface SentRenewal {
   term: number;
-  readTurn: boolean;
   loads: Array<[RenewalRider, RenewalLoad | undefined]>;
   writes: StateWrite[];
   records: string[];
@@ -120,7 +122,6 @@ export class RenewalExchange {
     }
     const sent: SentRenewal = {
       term: number,
-      readTurn,
       loads,
       writes: supportsState(store) ? [...writes.values()] : [],
       records: [...records],
@@ -214,7 +215,7 @@ export class RenewalExchange {
   failed(sent: SentRenewal, error: LeaseStoreError): void {
     const writeErrors = new Map(sent.writes.map((write) => [write.key, error]));
     for (const [rider, load] of sent.loads) {
-      if (load) rider.unload(sent.term, { renewalFailed: true, writeErrors });
+      if (load) rider.unload(sent.term, { writeErrors });
     }
   }
 
@@ -230,12 +231,10 @@ export class RenewalExchange {
   /** One read; a failure waits for the next read turn (undefined). */
   private async readHandover(term: Term): Promise<HandoverRequest | null | undefined> {
     const { store, election } = this.d;
-    if (typeof store.readHandover !== 'function') return undefined;
-    const read = store.readHandover.bind(store);
+    if (!supportsHandover(store)) return undefined;
     try {
-      return (
-        (await this.lent.calls.call('readHandover', this.bound(term), (signal) => read(election, { signal }))) ?? null
-      );
+      const read = (signal: AbortSignal) => store.readHandover(election, { signal });
+      return (await this.lent.calls.call('readHandover', this.bound(term), read)) ?? null;
     } catch (raw) {
       this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
       return undefined;
@@ -244,13 +243,12 @@ export class RenewalExchange {
 
   private async readRecords(term: Term, keys: string[]): Promise<Pick<RenewalOutcome, 'records' | 'readError'>> {
     const { store, election } = this.d;
-    if (keys.length === 0 || typeof store.readRecord !== 'function') return {};
-    const read = store.readRecord.bind(store);
+    if (keys.length === 0 || !supportsRecords(store)) return {};
     try {
       const entries = await Promise.all(
         keys.map(async (key) => {
           const record = await this.lent.calls.call('readRecord', this.bound(term), (signal) =>
-            read(election, key, { signal }),
+            store.readRecord(election, key, { signal }),
           );
           return [key, record ?? null] as const;
         }),

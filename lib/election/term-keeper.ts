@@ -15,8 +15,8 @@ export interface Learned {
 /**
  * Our terms as they happen, for a piece that acts on them (the handover desk), so the loop writes
  * none of its fields: `elected` when a term starts, `renewed` after each successful renewal with
- * what it brought back (awaited by the loop's tick, so what it sends never overlaps a renew), `revoked` the moment the
- * term ends (before its signal aborts).
+ * what it brought back (awaited by the loop's tick, so what it sends never overlaps a renew),
+ * `revoked` the moment the term ends (before its signal aborts).
  */
 export interface TermListener {
   elected(term: Term): void;
@@ -107,7 +107,7 @@ export class TermKeeper {
     }
   }
 
-  /** `term` was extended by a renewal: tell, and let the listener act on what it `learned` (the loop's tick awaits it). */
+  /** `term` was extended by a renewal: tell, and let the listener act on what it `learned` (the tick awaits it). */
   renewed(term: Term, learned: Promise<Learned>): Promise<void> {
     this.lastRenewWall = this.d.clock.wallNow();
     // Told at once (the term is extended now); the listener acts once the renewal's reads are in.

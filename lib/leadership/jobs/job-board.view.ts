@@ -24,9 +24,9 @@ export interface BoardHost {
 /**
  * The leader's knowledge of its election's job board, per term: read when the term starts (before
  * any job of the election runs in it), then brought back by the leader's renewals (every read turn:
- * see election/renewal.ts); a read bounded like a follower's call and by the term. What the gate decides by is the board read in the CURRENT term only, so a pause
- * recorded while another replica led is never missed, and a skip never waits for the store once the
- * term's first read is in. Logs each command it sees applied: who, what, when.
+ * see election/renewal.ts); a read bounded like a follower's call and by the term. What the gate
+ * decides by is the board read in the CURRENT term only, so a pause recorded while another replica
+ * led is never missed, and a skip never waits for the store once the term's first read is in. Logs each command it sees applied: who, what, when.
  */
 export class JobBoardView {
   /** The board as last read in `term`. */
@@ -87,7 +87,7 @@ export class JobBoardView {
   /**
    * What a renewal brought back (issue 29: the board rides on the leader's renewals): the board's
    * record (null: none written yet), applied as a read of `term` would be, or the separate read's
-   * failure. Resolves nothing new when the board was not asked for or the renewal itself failed.
+   * failure. Nothing new when the board was not asked for or the renewal itself failed.
    */
   received(term: number, outcome: RenewalOutcome): JobBoard | undefined {
     const record = outcome.records?.[JOB_BOARD_KEY];

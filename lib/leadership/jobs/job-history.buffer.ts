@@ -84,7 +84,7 @@ export class JobHistoryBuffer {
         this.prime(job, term);
         continue;
       }
-      const merged = runs.reduceRight<JobRun[]>((all, run) => mergeJobRun(all, run), history);
+      const merged = withRuns(history, runs);
       this.carried.set(job, { runs, merged });
       this.pending.delete(job);
       writes.push({ key: jobHistoryKey(job), value: encodeJobHistory(merged) });
@@ -141,10 +141,7 @@ export class JobHistoryBuffer {
   private requeue(job: string, runs: JobRun[]): void {
     const newer = this.pending.get(job) ?? [];
     const older = runs.filter((run) => !newer.some((other) => sameRun(other, run)));
-    this.pending.set(
-      job,
-      older.reduceRight<JobRun[]>((all, run) => mergeJobRun(all, run), newer),
-    );
+    this.pending.set(job, withRuns(newer, older));
   }
 
   private enterTerm(term: number): void {
@@ -192,8 +189,7 @@ export class JobHistoryBuffer {
     const key = jobHistoryKey(job);
     try {
       const history = this.stored.get(job) ?? (await this.storedHistory(job));
-      // Oldest first, so a finish replaces its own start.
-      const merged = runs.reduceRight<JobRun[]>((all, run) => mergeJobRun(all, run), history);
+      const merged = withRuns(history, runs);
       await this.state.writeTickRecord(encodeJobHistory(merged), key);
       if (this.storedTerm === term) this.stored.set(job, merged);
     } catch (error) {
@@ -204,4 +200,9 @@ export class JobHistoryBuffer {
       }
     }
   }
+}
+
+/** `history` with `runs` (newest first) merged in, oldest first, so a finish replaces its own start. */
+function withRuns(history: JobRun[], runs: JobRun[]): JobRun[] {
+  return runs.reduceRight<JobRun[]>((all, run) => mergeJobRun(all, run), history);
 }
