@@ -1,5 +1,6 @@
+import { decodeHandoverRequest } from './handover-support.js';
 import type { Lease, LeaseStore, RenewWithOptions, RenewWithReply, SharedRecord } from './lease-store.js';
-import { recordKey } from './record-support.js';
+import { decodeRecord, recordKey } from './record-support.js';
 import { type PreparedStateWrite, prepareStateWrite } from './state-support.js';
 import { storeMessages as messages } from './store.messages.js';
 
@@ -59,6 +60,28 @@ export function renewalReply(
     reply.records = Object.fromEntries(asked.recordKeys.map((key) => [key, record(key) ?? null]));
   }
   return reply;
+}
+
+/**
+ * {@link renewalReply} for a store that keeps the library's envelopes (SQL, Redis): the pending
+ * request as `readHandover` decodes it, each record's `{ value, version }` as `readRecord` does
+ * (null or undefined: absent).
+ */
+export function renewalReplyOf(
+  store: Pick<LeaseStore, 'name'>,
+  election: string,
+  asked: PreparedRenewal,
+  handover: unknown,
+  record: (key: string) => unknown,
+): RenewWithReply {
+  return renewalReply(
+    asked,
+    () => decodeHandoverRequest(handover),
+    (key) => {
+      const raw = record(key);
+      return raw == null ? null : decodeRecord(store.name, election, key, raw);
+    },
+  );
 }
 
 function notOffered(store: Pick<LeaseStore, 'name'>, option: string, capability: string): never {

@@ -127,6 +127,14 @@ export type SeparateCalls = Pick<LeaseStore, 'name' | 'limits' | 'renew'> & {
   readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined>;
 };
 
+/** What a SQL store's renewals need beside their statements and connection. */
+export interface SqlRenewalParts {
+  /** The store itself: its limits, and its separate calls for a table that lacks a column. */
+  store: SeparateCalls;
+  calls: StoreCallKit;
+  columns: SqlColumns;
+}
+
 /**
  * A folded renewal (`renewWith`) whose one statement named a column the table lacks (a table of an
  * earlier version; nothing was applied): the separate calls instead, in the elector's order, each

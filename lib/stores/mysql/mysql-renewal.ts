@@ -1,13 +1,12 @@
 import type { RowDataPacket } from 'mysql2/promise';
 import { LeaseLostError } from '../../shared/errors.js';
-import { decodeHandoverRequest, encodeLeaseMeta } from '../handover-support.js';
+import { encodeLeaseMeta } from '../handover-support.js';
 import type { Lease, RenewOptions, RenewWithOptions, RenewWithReply } from '../lease-store.js';
-import { decodeRecord } from '../record-support.js';
-import { prepareRenewal, renewalReply } from '../renew-with-support.js';
-import { renewSeparately, type SeparateCalls, type SqlColumns } from '../sql-records-support.js';
+import { prepareRenewal, renewalReplyOf } from '../renew-with-support.js';
+import { renewSeparately, type SqlRenewalParts } from '../sql-records-support.js';
 import { stateLostError, withStateColumn } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
-import type { Step, StoreCallKit } from '../store-support.js';
+import type { Step } from '../store-support.js';
 import { affectedRows, type MySqlClient } from './mysql-client.js';
 import type { MySqlStatements } from './mysql-sql.js';
 
@@ -20,11 +19,7 @@ interface Statement {
 /** The SELECT after a folded renewal: `mine`, and what was asked (`handover`, `r0`, `r1`, …). */
 type RenewedRow = RowDataPacket & { mine: number | string | null; handover?: unknown };
 
-export interface MySqlRenewalOptions {
-  /** The store itself: its limits, and its separate calls for a table that lacks a column. */
-  store: SeparateCalls;
-  calls: StoreCallKit;
-  columns: SqlColumns;
+export interface MySqlRenewalOptions extends SqlRenewalParts {
   sql: MySqlStatements;
   client: MySqlClient;
 }
@@ -96,14 +91,7 @@ export class MySqlRenewal {
     const { applied, row } = folded;
     if (!applied) throw new LeaseLostError(messages.leaseLost(lease.election));
     const entries = new Map(asked.recordKeys.map((key, i) => [key, row?.[`r${i}`]]));
-    return renewalReply(
-      asked,
-      () => decodeHandoverRequest(row?.handover),
-      (key) => {
-        const raw = entries.get(key);
-        return raw == null ? null : decodeRecord(store.name, lease.election, key, raw);
-      },
-    );
+    return renewalReplyOf(store, lease.election, asked, row?.handover, (key) => entries.get(key));
   }
 
   private update(

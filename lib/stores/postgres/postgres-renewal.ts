@@ -1,13 +1,12 @@
 import type { QueryResultRow } from 'pg';
 import { LeaseLostError } from '../../shared/errors.js';
-import { decodeHandoverRequest, encodeLeaseMeta } from '../handover-support.js';
+import { encodeLeaseMeta } from '../handover-support.js';
 import type { Lease, RenewOptions, RenewWithOptions, RenewWithReply } from '../lease-store.js';
-import { decodeRecord } from '../record-support.js';
-import { prepareRenewal, renewalReply } from '../renew-with-support.js';
-import { renewSeparately, type SeparateCalls, type SqlColumns } from '../sql-records-support.js';
+import { prepareRenewal, renewalReplyOf } from '../renew-with-support.js';
+import { renewSeparately, type SqlRenewalParts } from '../sql-records-support.js';
 import { stateLostError, withStateColumn } from '../state-support.js';
 import { storeMessages as messages } from '../store.messages.js';
-import type { Step, StoreCallKit } from '../store-support.js';
+import type { Step } from '../store-support.js';
 import type { FoldedRenewalParts, PostgresStatements } from './postgres-sql.js';
 import { jsonb, NUL_ESCAPE } from './postgres-values.js';
 
@@ -20,11 +19,7 @@ interface FoldedRow extends QueryResultRow {
   records?: Record<string, unknown> | null;
 }
 
-export interface PostgresRenewalOptions {
-  /** The store itself: its limits, and its separate calls for a table that lacks a column. */
-  store: SeparateCalls;
-  calls: StoreCallKit;
-  columns: SqlColumns;
+export interface PostgresRenewalOptions extends SqlRenewalParts {
   sql: PostgresStatements;
   query: Query;
 }
@@ -94,14 +89,7 @@ export class PostgresRenewal {
     }
     const [row] = rows;
     if (!row) throw new LeaseLostError(messages.leaseLost(lease.election));
-    return renewalReply(
-      asked,
-      () => decodeHandoverRequest(row.handover),
-      (key) => {
-        const raw = row.records?.[key];
-        return raw == null ? null : decodeRecord(store.name, lease.election, key, raw);
-      },
-    );
+    return renewalReplyOf(store, lease.election, asked, row.handover, (key) => row.records?.[key]);
   }
 
   /** The separate calls' state writes: all in one statement (which renews again: harmless). */

@@ -1,9 +1,8 @@
 import type { Redis } from 'ioredis';
 import { LeaseLostError } from '../../shared/errors.js';
-import { decodeHandoverRequest, encodeLeaseMeta } from '../handover-support.js';
+import { encodeLeaseMeta } from '../handover-support.js';
 import type { Lease, LeaseStore, RenewWithOptions, RenewWithReply } from '../lease-store.js';
-import { decodeRecord } from '../record-support.js';
-import { prepareRenewal, renewalReply } from '../renew-with-support.js';
+import { prepareRenewal, renewalReplyOf } from '../renew-with-support.js';
 import { storeMessages as messages } from '../store.messages.js';
 import type { RedisKeys } from './redis-keys.js';
 import type { RedisRecordCalls } from './redis-records.js';
@@ -67,13 +66,6 @@ export class RedisRenewal {
     if (!Array.isArray(reply)) throw new LeaseLostError(messages.leaseLost(election));
     const [, handover, ...entries] = reply as [number, string | null, ...(string | null)[]];
     const records = new Map(asked.recordKeys.map((key, i) => [key, entries[i]]));
-    return renewalReply(
-      asked,
-      () => decodeHandoverRequest(handover),
-      (key) => {
-        const raw = records.get(key);
-        return raw == null ? null : decodeRecord(this.store.name, election, key, raw);
-      },
-    );
+    return renewalReplyOf(this.store, election, asked, handover, (key) => records.get(key));
   }
 }
