@@ -41,7 +41,7 @@ for (let i = 1; i <= runs; i++) {
     const r = await runRedisPartition(`redis-sentinel-bench-${mode}-${i}`, mode === 'acks');
     reports[mode].push(r);
     console.log(
-      `${mode} #${i}: overlap ${r.overlapMs} ms, new leader after ${r.newLeaderMs} ms, old leader ended after ${r.oldLeaderEndMs} ms, ` +
+      `${mode} #${i}: overlap ${r.overlapMs} ms, new leader after ${r.newLeaderMs} ms (Sentinel promoted ${r.promotedMs} ms, replica online ${r.replicaOnlineMs} ms), old leader ended after ${r.oldLeaderEndMs} ms, ` +
         `lost writes ${r.lostWrites}/${r.writesAfterCut}, stale write ${r.staleWrite}, demoted ${r.demotedMs} ms after the heal` +
         (r.overlapViolations.length ? `, ledger: ${r.overlapViolations.join('; ')}` : '') +
         (r.otherViolations.length ? `, violations: ${r.otherViolations.join('; ')}` : '') +
@@ -54,6 +54,8 @@ const summary = (list: PartitionReport[]) => ({
   runsWithOverlap: list.filter((r) => r.overlaps > 0).length,
   overlapMs: stats(list.map((r) => r.overlapMs)),
   newLeaderMs: stats(list.map((r) => r.newLeaderMs)),
+  sentinelPromotedMs: stats(list.map((r) => r.promotedMs)),
+  replicaOnlineMs: stats(list.map((r) => r.replicaOnlineMs)),
   oldLeaderEndMs: stats(list.map((r) => r.oldLeaderEndMs)),
   demotedAfterHealMs: stats(list.map((r) => r.demotedMs)),
   lostWrites: stats(list.map((r) => r.lostWrites)),

@@ -42,6 +42,13 @@ export interface PartitionReport {
   overlapMs: number;
   /** Cut → `b`'s term starts: the failover as the application sees it. */
   newLeaderMs: number;
+  /** Cut → a Sentinel first names the promoted replica as the primary: Sentinel's part of the failover. */
+  promotedMs: number;
+  /**
+   * Cut → the promoted primary has a replica online (Sentinel repoints the other replica at it). With
+   * replicaAcks nothing can be acquired before: no replica would acknowledge the acquisition.
+   */
+  replicaOnlineMs: number;
   /** Cut → `a`'s term ends (as `a` saw it). */
   oldLeaderEndMs: number;
   /** Heal → the old primary is a replica of the new one. */
@@ -105,6 +112,7 @@ async function partition(s: Scenario, topology: RedisSentinelTopology, replicaAc
   topology.gate.cut();
   const oldPrimaryLog: string[] = [];
   const watching = watchReplication(topology.primary.port, cutAt, oldPrimaryLog);
+  const failover = watchFailover(topology, cutAt);
   const next = await s.waitForTerm('b to lead after the partition', cutAt, 30_000, 'a');
   await sleep(HOLD_MS);
   const healAt = Date.now();
@@ -124,6 +132,7 @@ async function partition(s: Scenario, topology: RedisSentinelTopology, replicaAc
     () => null,
   );
   watching.stop();
+  failover.stop();
   const summary = await s.finish();
 
   const intervals = summary.report.intervals;
@@ -139,6 +148,8 @@ async function partition(s: Scenario, topology: RedisSentinelTopology, replicaAc
     overlapViolations: summary.report.violations.filter((v) => v.startsWith('overlap')),
     overlapMs: aInterval && bInterval ? Math.max(0, aInterval.end - bInterval.start) : Number.NaN,
     newLeaderMs: next.at - cutAt,
+    promotedMs: failover.promotedMs,
+    replicaOnlineMs: failover.replicaOnlineMs,
     oldLeaderEndMs: ('at' in aEnd ? aEnd.at : Number.NaN) - cutAt,
     demotedMs: demotedAt - healAt,
     lostWrites: states.filter((e) => e.ok === true).length,
@@ -167,6 +178,53 @@ async function demoted(port: number, timeoutMs: number): Promise<number> {
     await sleep(100);
   }
   throw new Error(`the old primary was not demoted to a replica within ${timeoutMs} ms of the heal`);
+}
+
+/**
+ * Samples every Sentinel's answer for the primary and then the promoted primary's replication every
+ * 100 ms from the cut: when Sentinel's failover ended (the earliest Sentinel to name the new primary,
+ * as a client asking the Sentinels in turn could learn it) and when that primary had a replica online.
+ */
+function watchFailover(
+  topology: RedisSentinelTopology,
+  from: number,
+): { stop(): void; readonly promotedMs: number; readonly replicaOnlineMs: number } {
+  let stopped = false;
+  let promotedMs = Number.NaN;
+  let replicaOnlineMs = Number.NaN;
+  void (async () => {
+    let primary: number | undefined;
+    while (!stopped && Number.isNaN(replicaOnlineMs)) {
+      if (primary === undefined) {
+        const named = await Promise.all(
+          topology.sentinels.map((sentinel) =>
+            command(sentinel.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', topology.masterName).catch(() => null),
+          ),
+        );
+        const promoted = named
+          .map((reply) => (Array.isArray(reply) ? Number(reply[1]) : undefined))
+          .find((port) => port !== undefined && port !== topology.gate.port);
+        if (promoted !== undefined) {
+          primary = promoted;
+          promotedMs = Date.now() - from;
+        }
+      }
+      if (primary !== undefined) {
+        const text = await info(primary, 'replication').catch(() => '');
+        if (/^slave\d+:.*state=online/m.test(text)) replicaOnlineMs = Date.now() - from;
+      }
+      await sleep(100);
+    }
+  })();
+  return {
+    stop: () => (stopped = true),
+    get promotedMs() {
+      return promotedMs;
+    },
+    get replicaOnlineMs() {
+      return replicaOnlineMs;
+    },
+  };
 }
 
 /** Samples INFO replication of `port` until stopped; each change becomes `+<ms since from> <role, replicas>`. */

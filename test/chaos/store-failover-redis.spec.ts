@@ -5,25 +5,36 @@
 // refused by the new primary (LeaseLostError). The repeated runs behind the figures in
 // docs/guides/stores.md: bench/experiments/redis-sentinel.ts.
 import { ms, Results, SLACK_MS } from './harness.js';
-import { DOWN_AFTER_MS, type PartitionReport, runRedisPartition, T } from './redis-partition.js';
+import { type PartitionReport, runRedisPartition, T } from './redis-partition.js';
 
 /**
- * Cut → the new leader acts: Sentinel calls the primary down (1 s) and agrees (≤ ~2 s more), the
- * replica's copy of the lease expires ≤ one lease after the cut, a follower polls every retry
- * × 1.15 and may first wait out its reconnection backoff (≤ 2 s), plus a loaded machine's slack.
+ * Cut → the new leader acts, the library's part: the replica's copy of the lease expires ≤ one lease
+ * after the cut, and the new primary must exist (and, with replicaAcks, have a replica online to
+ * acknowledge the acquisition); from then a follower polls every retry × 1.15 and may first wait out
+ * its reconnection backoff (≤ 2 s), plus a loaded machine's slack. Sentinel's own part (down after
+ * 1 s, an agreement that a split vote retries after twice the failover timeout, repointing the other
+ * replica) is measured, not bounded: it is Redis's, and under load it took up to 16 s.
  */
-const NEW_LEADER_BOUND_MS = DOWN_AFTER_MS + 2_000 + T.leaseMs + T.retryMs * 1.15 + 2_000 + SLACK_MS;
+const newLeaderBound = (r: PartitionReport): number =>
+  Math.max(T.leaseMs, r.replicaAcks ? r.replicaOnlineMs : r.promotedMs) + T.retryMs * 1.15 + 2_000 + SLACK_MS;
 
 describe('chaos: the store fails over — Redis, 2 replicas and 3 Sentinels, the primary partitioned with the leader', () => {
   const results = new Results('store-failover-redis');
   afterAll(() => results.flush());
 
+  const expectFailover = (r: PartitionReport) => {
+    // The watcher saw Sentinel's failover through to a replica online (NaN fails these).
+    expect(r.promotedMs).toBeGreaterThan(0);
+    expect(r.replicaOnlineMs).toBeGreaterThanOrEqual(r.promotedMs);
+    expect(r.newLeaderMs).toBeLessThan(newLeaderBound(r));
+  };
+
   const row = (r: PartitionReport, name: string) => {
     results.add({
       scenario: name,
-      measure: 'partition → new leader; overlap',
-      value: `${ms(r.newLeaderMs)}; ${ms(r.overlapMs)}`,
-      bound: `${ms(NEW_LEADER_BOUND_MS)}; ${r.replicaAcks ? '0 ms' : 'expected > 0'}`,
+      measure: 'partition → new leader (Sentinel promoted; replica online); overlap',
+      value: `${ms(r.newLeaderMs)} (${ms(r.promotedMs)}; ${ms(r.replicaOnlineMs)}); ${ms(r.overlapMs)}`,
+      bound: `${ms(newLeaderBound(r))}; ${r.replicaAcks ? '0 ms' : 'expected > 0'}`,
       overlaps: r.overlaps,
       terms: r.summary.terms,
       storeCalls: 0,
@@ -43,7 +54,7 @@ describe('chaos: the store fails over — Redis, 2 replicas and 3 Sentinels, the
     expect(r.oldLeaderEndMs).toBeGreaterThan(r.newLeaderMs);
     expect(r.lostWrites).toBeGreaterThanOrEqual(1);
     expect(r.terms.b).toBeGreaterThan(r.terms.a);
-    expect(r.newLeaderMs).toBeLessThan(NEW_LEADER_BOUND_MS);
+    expectFailover(r);
     expect(r.staleWrite).toBe('LeaseLostError');
     // The new primary has the new leader's checkpoint: the old leader's later ones were dropped.
     expect(r.finalCheckpointTerm).toBe(r.terms.b);
@@ -62,7 +73,7 @@ describe('chaos: the store fails over — Redis, 2 replicas and 3 Sentinels, the
     expect(r.writesAfterCut).toBeGreaterThanOrEqual(1);
     expect(r.lostWrites).toBe(0);
     expect(r.terms.b).toBeGreaterThan(r.terms.a);
-    expect(r.newLeaderMs).toBeLessThan(NEW_LEADER_BOUND_MS);
+    expectFailover(r);
     expect(r.staleWrite).toBe('LeaseLostError');
     expect(r.finalCheckpointTerm).toBe(r.terms.b);
   }, 90_000);
