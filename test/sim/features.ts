@@ -3,6 +3,7 @@ import { ElectionRegistry } from '../../lib/leadership/election.registry.js';
 import type { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
 import { LeaderOnlyRunner, type LeaderOnlySite, leaderOnlySite } from '../../lib/leadership/leader-only.runner.js';
 import { type LeaderOnlyTick, OncePerTickRunner } from '../../lib/leadership/once-per-tick.runner.js';
+import { tickJobName, tickKey } from '../../lib/leadership/tick.job.js';
 import type { HandoverRequest } from '../../lib/stores/lease-store.js';
 import type { CheckName, Violation } from './checker.js';
 import { featureBounds } from './feature-bounds.js';
@@ -63,6 +64,8 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
   const schedules = await Promise.all(
     scenario.jobs.map((job, j) => CronSchedule.load(job.label, crons[j] as CronMetadata)),
   );
+  /** Each job's record key, as the ledger writes it. */
+  const tickKeys = scenario.jobs.map((job, j) => tickKey(tickJobName(crons[j] as CronMetadata, job.label)));
   const ran = new Map<string, number>();
   /** Per runtime, its once-per-tick runner and the `@LeaderOnly` runner over it (as the app's binding has them). */
   const runners = new WeakMap<ElectionRuntime, { ticks: OncePerTickRunner; leaderOnly: LeaderOnlyRunner }>();
@@ -227,6 +230,10 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
   const fireTick = (slot: Slot, j: number, f: number) => {
     const job = scenario.jobs[j] as FeatureScenario['jobs'][number];
     const handle = slot.replica.handles.get(name(job.election));
+    if (process.env.SIM_TRACE_TICKS && handle)
+      console.log(
+        `${world.now.toFixed(1)} ${slot.replica.identity} fires job ${j} tick ${f}: ${handle.isLeader() ? `leads term ${handle.term}` : 'follows'}`,
+      );
     if (!handle?.isLeader()) return;
     const runner = runnerOf(handle, job.election);
     if (refused.get(handle)?.has(j)) return;
@@ -248,6 +255,12 @@ export async function simulateFeatures(scenario: FeatureScenario, checks: Set<Ch
       if (ran.has(key) || fired < settled || world.now > quietEnd) return;
       const still = inNode(slot.replica.identity, () => handle.isLeader() && handle.term === term);
       if (!still || !live(slot) || slot.replica.handles.get(name(job.election)) !== handle) return;
+      // Recorded by an earlier term, which never ran it (its term ended before the record's answer
+      // came, so it dropped the run): lost across a change of term, as at most once allows.
+      const claimedBefore = server.stateWrites.some(
+        (w) => w.election === name(job.election) && w.key === tickKeys[j] && w.value === f && w.term !== term,
+      );
+      if (claimedBefore) return;
       // A paused job's ticks are skipped (recorded, not run) until its resume is applied.
       const lost = jobWorld ? jobWorld.lostTick(j, fired) : { check: 'tick' as const, why: '' };
       if (lost)

@@ -117,6 +117,17 @@ export interface RecordWritten {
   at: number;
 }
 
+/** A leader-state entry as the server applied it (the lease's condition passed): which term wrote what. */
+export interface StateWritten {
+  election: string;
+  key: string | undefined;
+  value: unknown;
+  /** The term of the lease it was written with. */
+  term: number;
+  /** True time the server applied it. */
+  at: number;
+}
+
 /**
  * The store's server side: an InMemoryLeaseStore on true time, behind lease ids the clients
  * propose (as Azure, Redis and SQL stores do), idempotent for a resend of the same id. Every
@@ -145,6 +156,8 @@ export class SimLeaseServer {
   readonly requestReadAt = new Map<string, number>();
   /** Every shared-record write the server applied, in order (the job board's history, issue #28). */
   readonly recordWrites: RecordWritten[] = [];
+  /** Every leader-state write applied (a tick's record among them), in order. */
+  readonly stateWrites: StateWritten[] = [];
   /** Handover requests the server received, by reason (`operator`, `spread`). */
   readonly requestsByReason = new Map<string, number>();
   faultsOn = false;
@@ -307,6 +320,14 @@ export class SimLeaseServer {
         const lease = this.byProposed.get(payload.leaseId as string);
         if (!lease) throw new LeaseLostError(`lease ${payload.leaseId} unknown`);
         await this.inner.writeState(lease, payload.value, { signal, key: payload.key });
+        const key = payload.key as string | undefined;
+        this.stateWrites.push({
+          election: lease.election,
+          key,
+          value: payload.value,
+          term: lease.term,
+          at: this.world.now,
+        });
         return undefined;
       }
       case 'readState':
