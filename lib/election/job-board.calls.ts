@@ -14,6 +14,7 @@ import {
   queueRunNow,
   type RunNowCommand,
   resumeJob,
+  returnRunNow,
   takeRunNow,
 } from './job-board.js';
 
@@ -214,6 +215,29 @@ export async function claimRunNowCommands(
     (board) => {
       const { board: next, claimed } = takeRunNow(board, accept);
       return { board: next, result: claimed };
+    },
+    signal,
+  );
+  return result;
+}
+
+/**
+ * Gives back run-now commands a leader claimed and did not run (its term ended in between): they
+ * go back on the board for the next leader. Still at most once, since they never ran. Resolves with
+ * those a full queue could not take back (they are dropped).
+ */
+export async function returnRunNowCommands(
+  store: LeaseStore,
+  election: string,
+  commands: readonly RunNowCommand[],
+  signal: AbortSignal,
+): Promise<RunNowCommand[]> {
+  const { result } = await changeJobBoard(
+    store,
+    election,
+    (board) => {
+      const { board: next, left } = returnRunNow(board, commands);
+      return { board: next, result: left };
     },
     signal,
   );

@@ -168,6 +168,22 @@ export function takeRunNow(
   return { board: { ...board, runNow: board.runNow.filter((command) => !claimed.includes(command)) }, claimed };
 }
 
+/**
+ * A claim given back: `commands` (claimed, never run) at the head of the queue again, oldest first,
+ * so the next leader claims them before anything queued since. One already back (same id) is not
+ * doubled; those a full queue cannot take stay out (`left`). `board: undefined`: nothing changes.
+ */
+export function returnRunNow(
+  board: JobBoard,
+  commands: readonly RunNowCommand[],
+): { board: JobBoard | undefined; returned: RunNowCommand[]; left: RunNowCommand[] } {
+  const missing = commands.filter((command) => !board.runNow.some((queued) => queued.id === command.id));
+  const returned = missing.slice(0, Math.max(0, MAX_RUN_NOW_QUEUE - board.runNow.length));
+  const left = missing.slice(returned.length);
+  if (returned.length === 0) return { board: undefined, returned, left };
+  return { board: { ...board, runNow: [...returned, ...board.runNow] }, returned, left };
+}
+
 /** The board's encoded size, checked before a write so a full board fails with its own message. */
 export function checkJobBoardSize(election: string, board: JobBoard): void {
   const bytes = Buffer.byteLength(JSON.stringify(board), 'utf8');

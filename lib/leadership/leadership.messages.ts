@@ -103,8 +103,11 @@ export const leadershipMessages = {
       `leader election "${election}": job ${JSON.stringify(job)} resumed${by === undefined ? '' : ` by ${by} at ${at}`}; it runs as scheduled again`,
     runNowApplied: (election: string, job: string, by: string, at: string, id: string) =>
       `leader election "${election}": running job ${JSON.stringify(job)} now, as ${by} asked at ${at} (command ${id})`,
-    runNowDropped: (election: string, job: string, id: string, by: string) =>
-      `leader election "${election}": run-now command ${id} of job ${JSON.stringify(job)} (asked by ${by}) was claimed but the term ended before it could run; it does not run (at most once): ask again`,
+    runNowReturned: (election: string, job: string, id: string, by: string) =>
+      `leader election "${election}": run-now command ${id} of job ${JSON.stringify(job)} (asked by ${by}) was claimed but the term ended before it could run; it is back on the job board for the next leader`,
+    runNowDropped: (election: string, job: string, id: string, by: string, reason: string) =>
+      `leader election "${election}": run-now command ${id} of job ${JSON.stringify(job)} (asked by ${by}) was claimed but the term ended before it could run, and could not be put back on the job board (${reason}); it does not run (at most once): ask again`,
+    runNowQueueFull: (limit: number) => `its run-now queue already holds ${limit} commands`,
     runNowFailed: (election: string, job: string, id: string, reason: string) =>
       `leader election "${election}": job ${JSON.stringify(job)}, run now (command ${id}), failed: ${reason}`,
     claimFailed: (election: string, reason: string) =>

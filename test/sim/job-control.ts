@@ -26,9 +26,11 @@ interface RunNow {
   job: string;
   /** When the store first held it (true time). */
   recordedAt: number;
-  /** When a write removed it from the board (a leader's claim), and whose. */
+  /** When a write removed it from the board (a leader's claim), and whose; cleared when given back. */
   claimedAt?: number;
   claimedBy?: string;
+  /** How often a leader whose term ended before it could run it put it back on the board. */
+  returned: number;
   /** When its run started, and where. */
   ranAt?: number;
   ranOn?: string;
@@ -52,7 +54,9 @@ interface RunNow {
  * - run now (safety): each command runs at most once ever, on a replica that leads its election
  *   (isLeader() and the store's holder) at that instant; never a command the store did not hold.
  * - run now (liveness): a command the store holds, unclaimed, from the recovery of the quiet phase
- *   on runs within `runNowMs` (next renewal, claim, run; or a failover first).
+ *   on runs within `runNowMs` (next renewal, claim, run; or a failover first). Where run now meets
+ *   a handover or resignation: a claim whose term ended before it ran is given back (it reappears
+ *   on the board) and the bound still holds from when the command was recorded.
  */
 export class JobWorld {
   /** Per job index, the method the explorer would find: shared by every replica, as a class's method is. */
@@ -289,6 +293,7 @@ export class JobWorld {
       runNowRecorded: all.length,
       runNowRan: all.filter((c) => c.ranAt !== undefined).length,
       runNowDropped: all.filter((c) => c.claimedAt !== undefined && c.ranAt === undefined).length,
+      runNowReturned: all.reduce((n, c) => n + c.returned, 0),
       boardWrites: [...this.boards.values()].reduce((n, writes) => n + writes.length, 0),
     };
   }
@@ -313,7 +318,16 @@ export class JobWorld {
           job: queued.job,
           recordedAt: write.at,
           runs: 0,
+          returned: 0,
         });
+      }
+      // Back on the board after a claim: given back by a leader whose term ended before it ran.
+      for (const id of now) {
+        const command = this.commands.get(id);
+        if (before.has(id) || !command || command.claimedAt === undefined) continue;
+        command.claimedAt = undefined;
+        command.claimedBy = undefined;
+        command.returned += 1;
       }
       for (const id of before) {
         const command = this.commands.get(id);

@@ -401,10 +401,13 @@ export class SimLeaseServer {
 /**
  * Whether a run's store folds renewals (renewWith): half the runs, by their seed's parity, so the
  * campaign covers both shapes; `SIM_FOLD=never` keeps every run on the separate calls (a mutant's
- * campaign whose race needs the holder's read to come a round trip after its renewal).
+ * campaign whose race needs the holder's read to come a round trip after its renewal); `SIM_FOLD=flip`
+ * swaps the halves, so each run's schedule is tried on the other shape.
  */
 export function foldsIn(seed: number): boolean {
-  return process.env.SIM_FOLD === 'never' ? false : seed % 2 === 1;
+  const { SIM_FOLD } = process.env;
+  if (SIM_FOLD === 'never') return false;
+  return seed % 2 === (SIM_FOLD === 'flip' ? 0 : 1);
 }
 
 export class SimStoreClient implements LeaseStore {

@@ -9,7 +9,8 @@ import { CHECKS, enabledChecks } from './checker.js';
  * running several elections through the handle layer with every feature (see test/sim).
  * `SIM_SEED` and `SIM_RUNS` choose the campaign (`SIM_RUN=<n>` replays run n alone; `SIM_FIRST_RUN=<n>`
  * starts it at run n, as the mutant runs do); `SIM_CHECKS` / `SIM_FAULTS` narrow it; `SIM_FOLD=never` keeps
- * every run on the separate calls (by default odd seeds fold the renewal: sim-store.ts `foldsIn`). Long campaigns:
+ * every run on the separate calls (by default odd seeds fold the renewal: sim-store.ts `foldsIn`;
+ * `SIM_FOLD=flip` swaps them). Long campaigns:
  * `node bench/experiments/sim-campaign.mjs`.
  */
 const seed = Number(process.env.SIM_SEED ?? 20_261_123);

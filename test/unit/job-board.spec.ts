@@ -19,6 +19,7 @@ import {
   queueRunNow,
   type RunNowCommand,
   resumeJob,
+  returnRunNow,
   takeRunNow,
 } from '../../lib/election/job-board.js';
 import { FatalLeaseStoreError, TransientLeaseStoreError } from '../../lib/shared/errors.js';
@@ -106,6 +107,25 @@ describe('job board changes (pure)', () => {
     expect(claimed.map((c) => c.id)).toEqual(['1', '3']);
     expect(next?.runNow.map((c) => c.id)).toEqual(['2']);
     expect(takeRunNow(board, () => false)).toEqual({ board: undefined, claimed: [] });
+  });
+
+  it('gives claimed commands back at the head of the queue, once, as far as the queue has room', () => {
+    const board = [command('a', '1'), command('b', '2'), command('a', '3')].reduce(queueRunNow, emptyJobBoard());
+    const { board: claimedFrom, claimed } = takeRunNow(board, (c) => c.job === 'a');
+    const later = queueRunNow(claimedFrom as JobBoard, command('a', '4'));
+    const { board: back, returned, left } = returnRunNow(later, claimed);
+    expect(back?.runNow.map((c) => c.id)).toEqual(['1', '3', '2', '4']);
+    expect(returned.map((c) => c.id)).toEqual(['1', '3']);
+    expect(left).toEqual([]);
+    // Given back twice (a resend): not doubled, nothing to write.
+    expect(returnRunNow(back as JobBoard, claimed)).toEqual({ board: undefined, returned: [], left: [] });
+    // A queue with room for one: the oldest goes back, the other is left out (dropped, with a warning).
+    let full = emptyJobBoard();
+    for (let i = 0; i < MAX_RUN_NOW_QUEUE - 1; i += 1) full = queueRunNow(full, command('b', `c${i}`));
+    const partial = returnRunNow(full, claimed);
+    expect(partial.board?.runNow).toHaveLength(MAX_RUN_NOW_QUEUE);
+    expect(partial.board?.runNow[0]?.id).toBe('1');
+    expect(partial.left.map((c) => c.id)).toEqual(['3']);
   });
 });
 

@@ -7,7 +7,7 @@ import type { Logger } from '@nestjs/common';
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Elector } from '../../lib/election/elector.js';
 import { readJobBoard, runNowCommand, updateJobBoard } from '../../lib/election/job-board.calls.js';
-import { pauseJob } from '../../lib/election/job-board.js';
+import { MAX_RUN_NOW_QUEUE, pauseJob } from '../../lib/election/job-board.js';
 import { JOB_CATALOGUE_KEY, type JobRun, jobHistoryKey, readJobHistory } from '../../lib/election/job-history.js';
 import { ElectionRegistry } from '../../lib/leadership/election.registry.js';
 import { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
@@ -60,7 +60,7 @@ class CountingStore extends InMemoryLeaseStore {
   boardReadDelay?: { clock: FakeClock; ms: number };
   /** Board writes fail this many more times (a transient error, nothing written). */
   failRecordWrites = 0;
-  /** Set: a board write lands at once but its reply waits for this (a reply held up in the network). */
+  /** Set: a board write lands at once but its reply waits for this (a reply held up in the network; the caller may abort it). */
   replyHeld?: Promise<void>;
   override readRecord(election: string, key: string, options: CallOptions): Promise<SharedRecord | undefined> {
     this.counts.readRecord += 1;
@@ -79,7 +79,18 @@ class CountingStore extends InMemoryLeaseStore {
     }
     const written = super.writeRecord(election, key, value, options);
     const held = this.replyHeld;
-    return held ? written.then((result) => held.then(() => result)) : written;
+    if (!held) return written;
+    // As a real store's client does: the caller's abort rejects a reply still on its way (the write stands).
+    const { signal } = options;
+    return written.then(
+      (result) =>
+        new Promise<boolean>((resolve, reject) => {
+          const abort = () => reject(signal.reason);
+          if (signal.aborted) return abort();
+          signal.addEventListener('abort', abort, { once: true });
+          void held.then(() => resolve(result));
+        }),
+    );
   }
   override writeState(lease: Lease, value: unknown, options: StateCallOptions): Promise<void> {
     const key = options.key ?? 'state';
@@ -461,7 +472,7 @@ describe('job control, leader side (fake clock)', () => {
     expect(last).toMatchObject({ outcome: 'ok', by: 'a', term: 1 });
   });
 
-  it('a claim that failed is retried at the next renewal; a command claimed as the term ends does not run at all', async () => {
+  it('a claim that failed is retried at the next renewal; a command claimed as the term ends is given back, and the next leader runs it once', async () => {
     const a = replica('a');
     const report = job('report');
     a.runtime.jobs.register(report.definition);
@@ -474,30 +485,73 @@ describe('job control, leader side (fake clock)', () => {
       logs.matching('warn', /could not claim the run-now commands on the job board \(write timed out\)/),
     ).toHaveLength(1);
 
-    // The claim lands, its reply is late, the term ends meanwhile: claimed, so it never runs (at most once).
+    // The claim lands, its reply is late, the term ends meanwhile (a resignation, as a handover's
+    // drain would): it must not run in the ended term, and it is not lost either: given back to the
+    // board for the next leader (it never ran, so at most once still holds).
     let reply!: () => void;
     store.replyHeld = new Promise<void>((resolve) => (reply = resolve));
-    const command = await (async () => {
+    const queue = async (by: string) => {
       const held = store.replyHeld;
       store.replyHeld = undefined;
-      const queued = await runNowCommand(store, 'jobs', { job: 'report', by: 'b' }, never);
+      const queued = await runNowCommand(store, 'jobs', { job: 'report', by }, never);
       store.replyHeld = held;
       return queued;
-    })();
+    };
+    const command = await queue('b');
     const writes = store.counts.writeRecord;
     await within('claimed', timings.renewIntervalMs + 50, () => store.counts.writeRecord > writes);
     expect((await readJobBoard(store, 'jobs', never)).board.runNow).toEqual([]);
     await a.runtime.resign();
-    reply();
-    await clock.advance(10);
-    expect(report.runs).toHaveLength(2);
-    expect(
-      logs.matching(
-        'warn',
-        new RegExp(`run-now command ${command.id} of job "report" \\(asked by b\\) was claimed but the term ended`),
-      ),
-    ).toHaveLength(1);
+    // Queued while the claim was out: the given-back command goes before it, as it was asked first.
+    const later = await queue('c');
     store.replyHeld = undefined;
+    reply();
+    const back = new RegExp(
+      `run-now command ${command.id} of job "report" \\(asked by b\\) was claimed but the term ended before it could run; it is back on the job board for the next leader`,
+    );
+    await within('given back', timings.renewIntervalMs, () => logs.matching('log', back).length === 1);
+    expect(report.runs).toHaveLength(2);
+    expect((await readJobBoard(store, 'jobs', never)).board.runNow.map((c) => c.id)).toEqual([command.id, later.id]);
+    expect(logs.matching('warn', /could not be put back/)).toEqual([]);
+
+    // The next leader claims both and runs each once; nothing is left on the board.
+    await a.runtime.stop();
+    const b = replica('b');
+    b.runtime.jobs.register(report.definition);
+    await b.runtime.start(undefined);
+    await within('b ran both', 2 * timings.leaseDurationMs, () => report.runs.length === 4);
+    await clock.advance(2 * timings.renewIntervalMs);
+    expect(report.runs).toHaveLength(4);
+    expect((await readJobBoard(store, 'jobs', never)).board.runNow).toEqual([]);
+    const ids = (await history('report')).filter((run) => run.trigger === 'run-now').map((run) => run.commandId);
+    expect(ids.filter((id) => id === command.id)).toHaveLength(1);
+  });
+
+  it('a claimed command the board cannot take back (its queue filled meanwhile) is dropped with a warning, never run', async () => {
+    const a = replica('a');
+    const report = job('report');
+    a.runtime.jobs.register(report.definition);
+    await a.runtime.start(undefined);
+    await a.runner.invoke(report.site, report.method, undefined, []);
+    let reply!: () => void;
+    store.replyHeld = new Promise<void>((resolve) => (reply = resolve));
+    const held = store.replyHeld;
+    store.replyHeld = undefined;
+    const command = await runNowCommand(store, 'jobs', { job: 'report', by: 'b' }, never);
+    store.replyHeld = held;
+    const writes = store.counts.writeRecord;
+    await within('claimed', timings.renewIntervalMs + 50, () => store.counts.writeRecord > writes);
+    await a.runtime.resign();
+    store.replyHeld = undefined;
+    // Operators fill the queue while the claim's reply is out.
+    for (let i = 0; i < MAX_RUN_NOW_QUEUE; i++) await runNowCommand(store, 'jobs', { job: 'other', by: 'c' }, never);
+    reply();
+    const dropped = new RegExp(
+      `run-now command ${command.id} of job "report" \\(asked by b\\) was claimed but the term ended before it could run, and could not be put back on the job board \\(its run-now queue already holds 100 commands\\)`,
+    );
+    await within('dropped', timings.renewIntervalMs, () => logs.matching('warn', dropped).length === 1);
+    expect(report.runs).toHaveLength(1);
+    expect((await readJobBoard(store, 'jobs', never)).board.runNow.some((c) => c.id === command.id)).toBe(false);
   });
 
   it('once per tick: a paused tick is recorded as handled (not lost, never caught up); a run now leaves the tick ledger alone', async () => {

@@ -1,22 +1,20 @@
 import type { Observable } from 'rxjs';
 import type { LeadershipEvent } from '../../election/elector.js';
-import { callTimeoutMs } from '../../election/elector-options.js';
-import { claimRunNowCommands, recordStore } from '../../election/job-board.calls.js';
-import { JOB_BOARD_KEY, type JobBoard, type RunNowCommand } from '../../election/job-board.js';
+import { recordStore } from '../../election/job-board.calls.js';
+import { JOB_BOARD_KEY, type JobBoard } from '../../election/job-board.js';
 import { encodeJobCatalogue, JOB_CATALOGUE_KEY } from '../../election/job-history.js';
 import type { RenewalRider } from '../../election/renewal.js';
-import { timeoutSignal } from '../../shared/clock.js';
 import { errorMessage, FatalLeaseStoreError } from '../../shared/errors.js';
 import { stateUnsupportedError, supportsRecords, supportsState } from '../../stores/lease-store.capabilities.js';
 import type { LeaseStore } from '../../stores/lease-store.js';
 import type { LeaderElectionStatus } from '../election.handle.js';
-import { isPromiseLike } from '../in-flight.tracker.js';
 import type { LeaderWork } from '../leader-work.js';
 import { leadershipMessages } from '../leadership.messages.js';
 import { catalogueEntry, type JobDefinition } from './job.definition.js';
 import { JobRuns } from './job.runs.js';
 import { type BoardHost, iso, JobBoardView } from './job-board.view.js';
 import { JobHistoryBuffer, type JobStateAccess } from './job-history.buffer.js';
+import { RunNowClaims } from './run-now.claims.js';
 
 const messages = leadershipMessages.jobs;
 
@@ -39,8 +37,8 @@ export type JobsStatus = NonNullable<LeaderElectionStatus['jobs']>;
  * One election's jobs on this replica (issue 28): the registry the explorer fills, and — while this
  * replica leads — the leader's side of job control: the gate every scheduled call passes (no job
  * runs in a term before the board was read in it; a paused job is skipped, from memory, with no
- * store call), run-now commands claimed then run exactly once through the leader-only path, each
- * run recorded in the history, and the catalogue published once per term. Off (every job runs as
+ * store call), run-now commands claimed then run once through the leader-only path (run-now.claims.ts),
+ * each run recorded in the history, and the catalogue published once per term. Off (every job runs as
  * before) when the store keeps no shared records or leader state.
  */
 export class JobControl {
@@ -49,10 +47,10 @@ export class JobControl {
   /** The store when it has both capabilities job control needs; undefined: job control is off. */
   readonly store?: LeaseStore;
   private readonly board?: JobBoardView;
+  private readonly claims?: RunNowClaims;
   private readonly history: JobHistoryBuffer;
   readonly runs: JobRuns;
   private catalogueTerm?: number;
-  private claiming = false;
   private skippedWhilePaused = 0;
   /** Per paused job, the pause last logged at debug (a skip is logged once per pause). */
   private readonly loggedPauses = new Map<string, unknown>();
@@ -77,6 +75,7 @@ export class JobControl {
     }
     this.history = new JobHistoryBuffer(host, logger);
     this.runs = new JobRuns(host, this.history);
+    if (this.store) this.claims = new RunNowClaims(host, this.store, this.byName, this.runs, logger);
     host.events$.subscribe((event) => {
       if (!this.board || this.byName.size === 0 || event.term === undefined || event.type !== 'elected') return;
       // The term's first read, before any job runs; later reads ride on the renewals (the rider).
@@ -236,7 +235,7 @@ export class JobControl {
   /** After a successful read: the catalogue once per term, then the run-now commands of our jobs. */
   private afterRead(board: JobBoard, term: number): void {
     if (this.catalogueTerm !== term) void this.writeCatalogue(term);
-    if (!this.claiming && board.runNow.some((command) => this.byName.has(command.job))) void this.claim(term);
+    this.claims?.seen(board, term);
   }
 
   private async writeCatalogue(term: number): Promise<void> {
@@ -248,47 +247,6 @@ export class JobControl {
       // Tried again after the next read of this term.
       if (this.catalogueTerm === term) this.catalogueTerm = undefined;
       if (this.host.term === term) this.logger.warn(messages.catalogueFailed(this.host.election, errorMessage(error)));
-    }
-  }
-
-  /**
-   * Claims the run-now commands of our jobs (removed from the board by compare-and-set BEFORE they
-   * run, so each runs at most once, across failovers too), then runs each once. Only while leading.
-   */
-  private async claim(term: number): Promise<void> {
-    const { host, store } = this;
-    if (!store || !host.isLeader() || host.term !== term) return;
-    this.claiming = true;
-    const { signal, dispose } = timeoutSignal(host.clock, callTimeoutMs(host.timings), host.signal);
-    try {
-      const claimed = await claimRunNowCommands(store, host.election, (c) => this.byName.has(c.job), signal);
-      for (const command of claimed) this.runClaimed(command, term);
-    } catch (error) {
-      // Left on the board: the next renewal's read finds it again.
-      if (host.term === term) this.logger.warn(messages.claimFailed(host.election, errorMessage(error)));
-    } finally {
-      dispose();
-      this.claiming = false;
-    }
-  }
-
-  private runClaimed(command: RunNowCommand, term: number): void {
-    const { host } = this;
-    const job = this.byName.get(command.job) as JobDefinition;
-    if (!host.isLeader() || host.term !== term) {
-      this.logger.warn(messages.runNowDropped(host.election, job.name, command.id, command.by));
-      return;
-    }
-    this.logger.log(messages.runNowApplied(host.election, job.name, command.by, iso(command.at), command.id));
-    const failed = (error: unknown) =>
-      this.logger.error(messages.runNowFailed(host.election, job.name, command.id, errorMessage(error)));
-    try {
-      const result = this.runs.track(job, { trigger: 'run-now', commandId: command.id }, () =>
-        host.work.run(job.label, job.invoke),
-      );
-      if (isPromiseLike(result)) Promise.resolve(result).catch(failed);
-    } catch (error) {
-      failed(error);
     }
   }
 }
