@@ -84,6 +84,8 @@ export const leadershipMessages = {
       `job ${JSON.stringify(job)} runs in several elections (${elections.map((name) => `"${name}"`).join(', ')}): pass { election } to say which`,
     boardReadFailed: (election: string, term: number, reason: string) =>
       `leader election "${election}" (term ${term}): could not read the job board (${reason}); every scheduled @LeaderOnly job of the election is skipped until a read succeeds (tried again at the next read turn)`,
+    boardReadFailedAfterRead: (election: string, term: number, reason: string, readAt: string) =>
+      `leader election "${election}" (term ${term}): could not read the job board (${reason}); its jobs keep following the board as read at ${readAt}, and a command recorded since waits for the next read that succeeds (tried again at the next read turn)`,
     boardReadAgain: (election: string) =>
       `leader election "${election}": the job board could be read again; its jobs run as scheduled`,
     skippedUnread: (job: string, election: string) =>

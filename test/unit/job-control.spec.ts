@@ -295,6 +295,42 @@ describe('job control, leader side (fake clock)', () => {
     expect(logs.matching('log', /the job board could be read again/)).toHaveLength(1);
   });
 
+  it('a read that fails after one succeeded in the term: the leader keeps to the board it read (a pause stays), and says so', async () => {
+    const a = replica('a');
+    const report = job('report');
+    const other = job('other');
+    a.runtime.jobs.register(report.definition);
+    a.runtime.jobs.register(other.definition);
+    await a.runtime.start(undefined);
+    await updateJobBoard(store, 'jobs', (board) => pauseJob(board, 'report', { by: 'c', at: 5 }), never);
+    await within('paused', timings.renewIntervalMs + 50, () => a.runtime.status().jobs?.paused?.length === 1);
+    const readAt = a.runtime.status().jobs?.boardReadAt;
+    store.failBoardReads = true;
+    await within(
+      'a read failed',
+      2 * timings.renewIntervalMs,
+      () => logs.matching('error', /could not read/).length > 0,
+    );
+    expect(
+      logs.matching(
+        'error',
+        /could not read the job board \(board unreachable\); its jobs keep following the board as read at /,
+      ),
+    ).not.toHaveLength(0);
+    expect(logs.matching('error', /every scheduled/)).toEqual([]);
+    expect(a.runtime.status().jobs?.boardReadAt).toBe(readAt);
+    // Decided from the board it read: the paused job stays skipped, the other runs.
+    expect(a.runner.invoke(report.site, report.method, undefined, [])).toBeUndefined();
+    expect(a.runner.invoke(other.site, other.method, undefined, [])).toBe('done');
+    expect(report.runs).toHaveLength(0);
+    store.failBoardReads = false;
+    await within(
+      'read again',
+      2 * timings.renewIntervalMs,
+      () => logs.matching('log', /could be read again/).length === 1,
+    );
+  });
+
   it('run now: claimed off the board, then run exactly once on the leader, even while paused, and recorded', async () => {
     const a = replica('a');
     const report = job('report');

@@ -34,7 +34,7 @@ export class JobBoardView {
   /** The board this replica applied last, in any term: what a new read is compared with for the log. */
   private applied?: JobBoard;
   private reading?: { term: number; promise: Promise<JobBoard | undefined> };
-  /** The term whose last read failed: its jobs are skipped until a read succeeds. */
+  /** The term whose last read failed; with no read of it that succeeded, its jobs are skipped until one does. */
   private failedTerm?: number;
   /** Jobs already warned of being skipped since the last failed read. */
   private readonly warned = new Set<string>();
@@ -127,7 +127,14 @@ export class JobBoardView {
     if (host.term !== term) return;
     this.failedTerm = term;
     this.warned.clear();
-    this.logger.error(messages.boardReadFailed(host.election, term, errorMessage(error)));
+    // Read once in this term already: the gate keeps deciding by that board (a pause is not
+    // forgotten), so the jobs are not skipped; only what was recorded since waits.
+    const readAt = this.readAt(term);
+    this.logger.error(
+      readAt === undefined
+        ? messages.boardReadFailed(host.election, term, errorMessage(error))
+        : messages.boardReadFailedAfterRead(host.election, term, errorMessage(error), iso(readAt)),
+    );
   }
 
   /** Each pause and resume of one of our jobs that `board` shows and `previous` did not, logged once. */
