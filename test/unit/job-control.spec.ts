@@ -12,6 +12,7 @@ import { JOB_CATALOGUE_KEY, type JobRun, jobHistoryKey, readJobHistory } from '.
 import { ElectionRegistry } from '../../lib/leadership/election.registry.js';
 import { ElectionRuntime } from '../../lib/leadership/election-runtime.js';
 import type { JobDefinition } from '../../lib/leadership/jobs/job.definition.js';
+import { JobOperations } from '../../lib/leadership/jobs/job.operations.js';
 import { MAX_HISTORIES_PER_RENEWAL } from '../../lib/leadership/jobs/job-history.buffer.js';
 import { LeaderOnlyRunner, type LeaderOnlySite, leaderOnlySite } from '../../lib/leadership/leader-only.runner.js';
 import { OncePerTickRunner } from '../../lib/leadership/once-per-tick.runner.js';
@@ -727,6 +728,24 @@ describe('job control, leader side (fake clock)', () => {
     await within('paused', timings.renewIntervalMs + 50, () => a.runtime.status().jobs?.paused?.length === 1);
     for (let i = 0; i < 3; i++) a.runner.invoke(report.site, report.method, undefined, []);
     expect(await skips()).toEqual({ 'Jobs.report/paused': 3, 'Jobs.report/board_unread': 0 });
+  });
+
+  it("the service's commands are dated by the module's clock (here the fake one), not the process's", async () => {
+    const a = replica('a');
+    const report = job('report');
+    a.runtime.jobs.register(report.definition);
+    await a.runtime.start(undefined);
+    const registry = new ElectionRegistry();
+    registry.add('jobs', a.runtime);
+    const operations = new JobOperations(registry, clock);
+    await clock.advance(1_234);
+    const at = clock.wallNow();
+    expect(Math.abs(at - Date.now())).toBeGreaterThan(1_000_000);
+    await operations.pauseJob('report', { reason: 'test' });
+    const id = await operations.runJobNow('report', { by: 'ops' });
+    const { board } = await readJobBoard(store, 'jobs', never);
+    expect(board.paused.report).toMatchObject({ by: 'a', at, reason: 'test' });
+    expect(board.runNow.find((command) => command.id === id)).toMatchObject({ by: 'ops', at });
   });
 
   it('the catalogue is published once per term; a second job of one name fails startup', async () => {

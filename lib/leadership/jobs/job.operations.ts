@@ -46,7 +46,7 @@ export class JobOperations {
 
   async pauseJob(name: string, options: JobCommandOptions & { reason?: string } = {}): Promise<void> {
     const { election, job, store } = this.find(name, options.election);
-    const command = { job: job.name, by: options.by ?? election.identity, reason: options.reason };
+    const command = { ...this.origin(election, options), job: job.name, reason: options.reason };
     await this.bounded(election, options.signal, (signal) =>
       pauseJobCommand(store, election.election, command, signal),
     );
@@ -54,7 +54,7 @@ export class JobOperations {
 
   async resumeJob(name: string, options: JobCommandOptions = {}): Promise<void> {
     const { election, job, store } = this.find(name, options.election);
-    const command = { job: job.name, by: options.by ?? election.identity };
+    const command = { ...this.origin(election, options), job: job.name };
     await this.bounded(election, options.signal, (signal) =>
       resumeJobCommand(store, election.election, command, signal),
     );
@@ -63,7 +63,7 @@ export class JobOperations {
   /** Resolves with the recorded command's id: the `commandId` of the run it causes. */
   async runJobNow(name: string, options: JobCommandOptions = {}): Promise<string> {
     const { election, job, store } = this.find(name, options.election);
-    const command = { job: job.name, by: options.by ?? election.identity };
+    const command = { ...this.origin(election, options), job: job.name };
     const recorded = await this.bounded(election, options.signal, (signal) =>
       runNowCommand(store, election.election, command, signal),
     );
@@ -75,6 +75,11 @@ export class JobOperations {
     return this.bounded(election, options.signal, (signal) =>
       readJobHistory(store, election.election, job.name, signal),
     );
+  }
+
+  /** Who asks (this replica unless `by`), and when: the module's clock, so a test's fake clock dates the commands too. */
+  private origin(election: JobElection, options: JobCommandOptions): { by: string; at: number } {
+    return { by: options.by ?? election.identity, at: this.clock.wallNow() };
   }
 
   private async list(election: JobElection): Promise<JobInfo[]> {
