@@ -113,7 +113,7 @@ export const leadershipMessages = {
     runNowFailed: (election: string, job: string, id: string, reason: string) =>
       `leader election "${election}": job ${JSON.stringify(job)}, run now (command ${id}), failed: ${reason}`,
     claimFailed: (election: string, reason: string) =>
-      `leader election "${election}": could not claim the run-now commands on the job board (${reason}); trying again after the next read of the board`,
+      `leader election "${election}": could not claim the run-now commands on the job board (${reason}); trying again after the next read of the board (if the claim landed and only its answer was lost, the commands it took do not run, at most once: \`leaderlease jobs list\` shows what is still pending)`,
     catalogueFailed: (election: string, reason: string) =>
       `leader election "${election}": could not publish the job catalogue (${reason}); trying again after the next read of the board`,
     historyWriteFailed: (election: string, job: string, reason: string) =>

@@ -57,7 +57,8 @@ export class RunNowClaims {
     try {
       claimed = await claimRunNowCommands(this.store, host.election, (c) => this.jobs.get(c.job) !== undefined, signal);
     } catch (error) {
-      // Left on the board: the next renewal's read finds it again.
+      // Not written: left on the board, the next read finds it again. Written but its answer lost:
+      // gone, and nobody runs it (at most once); the warning tells the operator to check.
       if (host.term === term) this.logger.warn(messages.claimFailed(host.election, errorMessage(error)));
       return;
     } finally {
