@@ -42,7 +42,8 @@ if reserved then
   -- Ours, or void: taking the lease ends it.
   redis.call('DEL', KEYS[3])
 end
--- The counter moves only on success: terms strictly increase across holders, without gaps.
+-- The counter moves only when the lease is taken: terms strictly increase across holders (one that
+-- replicaAcks then refuses is given back and leaves a gap in the terms, never a repeat).
 local term = redis.call('INCR', KEYS[2])
 local lease = { leaseId = ARGV[1], holder = ARGV[2], term = term }
 if ARGV[4] ~= '' then lease.meta = ARGV[4] end
