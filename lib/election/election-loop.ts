@@ -76,10 +76,10 @@ export class ElectionLoop {
   }
 
   /**
-   * Steps down and releases (reserving the lease for `to` when given), then sits out one round:
-   * `resign()`, and the end of an honoured handover request.
+   * Steps down and releases (reserving the lease for `to()`, asked once `beforeRelease` is over, when
+   * it names one), then sits out one round: `resign()`, and the end of an honoured handover request.
    */
-  private async leave(reason: string, to?: string, beforeRelease?: () => Promise<unknown> | unknown): Promise<void> {
+  private async leave(reason: string, to?: () => string | undefined, beforeRelease?: () => unknown): Promise<void> {
     const lease = this.d.terms.term?.lease;
     this.contendNotBefore = this.d.clock.now() + 2 * this.d.timings.retryIntervalMs;
     this.resignations += 1;
@@ -94,8 +94,8 @@ export class ElectionLoop {
       await beforeRelease?.();
     } finally {
       const reserveMs = handoverReserveMs(this.d.timings, this.d.standby);
-      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs };
-      await this.calls.release(lease, reservation);
+      const handoverTo = to?.();
+      await this.calls.release(lease, handoverTo === undefined ? undefined : { handoverTo, reserveMs });
       this.scheduleNext();
     }
   }

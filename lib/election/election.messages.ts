@@ -97,6 +97,12 @@ export const electionMessages = {
     request: { id: string; to?: string; requestedBy: string; reason: string; term: number },
   ) =>
     `leader election "${election}": ${identity} honours handover request ${request.id} (${request.reason}, asked by ${request.requestedBy}, to ${request.to ?? 'any other replica'}): draining, then releasing term ${request.term}`,
+  handoverTakenOver: (
+    election: string,
+    replicas: string,
+    operator: { id: string; to?: string; requestedBy: string; reason: string },
+  ) =>
+    `leader election "${election}": ${operator.reason} request ${operator.id} (asked by ${operator.requestedBy}, to ${operator.to ?? 'any other replica'}) came while draining for request ${replicas}: the lease goes where it says`,
   handoverDone: (election: string, id: string, to: string | undefined) =>
     `leader election "${election}": handover request ${id} done: lease released${to === undefined ? '; this replica sits out one round' : `, reserved for ${to}`}`,
   handoverDeclined: (election: string, id: string, why: string) =>

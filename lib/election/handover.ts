@@ -21,10 +21,10 @@ import type { StandbySlots } from './standby.js';
 import type { Term } from './term.js';
 import type { Learned, TermListener } from './term-keeper.js';
 
-/** The loop's way out: step down, then release (reserving the lease for `to`) after `beforeRelease`. */
+/** The loop's way out: step down, then, after `beforeRelease`, release (reserving the lease for `to()`). */
 export type StepDownAndRelease = (
   reason: string,
-  to: string | undefined,
+  to: () => string | undefined,
   beforeRelease: () => Promise<void>,
 ) => Promise<void>;
 
@@ -217,16 +217,45 @@ export class HandoverDesk implements TermListener {
       logger.warn(electionMessages.handoverAbandoned(election, request.id, electionMessages.reasonHandoverTermEnded));
       return;
     }
-    await this.leave(electionMessages.reasonHandover(request.to), request.to, async () => {
+    let done = request;
+    const beforeRelease = async () => {
       try {
         await handover?.beforeRelease?.(request);
       } catch (error) {
         logger.warn(electionMessages.handoverAbandoned(election, request.id, errorMessage(error)));
       }
-    });
+      if (isReplicaRequest(request.reason)) done = (await this.operatorsDuringDrain(term, request)) ?? done;
+    };
+    await this.leave(electionMessages.reasonHandover(request.to), () => done.to, beforeRelease);
     // Left in the store: stale from the next term on, and the new leader learns from it that a
     // directed handover made it leader (spread then leaves the election with it for a while).
-    logger.log(electionMessages.handoverDone(election, request.id, request.to));
+    logger.log(electionMessages.handoverDone(election, done.id, done.to));
+  }
+
+  /**
+   * Where spread (or priority) meets an operator: an operator's request for this term, written while
+   * we drained for a replica's own request, takes the release. The drain serves either; only whom
+   * the lease is reserved for changes. No renewal reads it meanwhile (the term is over), so one read
+   * here, bounded like any call; a failure keeps the replica's target.
+   */
+  private async operatorsDuringDrain(term: Term, honoured: HandoverRequest): Promise<HandoverRequest | undefined> {
+    const { store, election, logger } = this.d;
+    if (!supportsHandover(store) || this.stopSignal.aborted) return undefined;
+    let pending: HandoverRequest | undefined;
+    try {
+      pending = await this.calls.call('readHandover', this.callTimeoutMs, (signal) =>
+        store.readHandover(election, { signal }),
+      );
+    } catch (raw) {
+      logger.debug?.(electionMessages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
+      return undefined;
+    }
+    if (!pending || pending.id === honoured.id || pending.term !== term.lease.term) return undefined;
+    if (isReplicaRequest(pending.reason)) return undefined;
+    this.judged.add(pending.id);
+    logger.log(electionMessages.handoverTakenOver(election, honoured.id, pending));
+    this.publish('honoured', pending);
+    return pending;
   }
 
   /** On the `handover` diagnostics channel, when anyone listens. */

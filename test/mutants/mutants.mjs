@@ -398,6 +398,15 @@ export const mutants = [
     quick: true,
   },
   {
+    id: 'spread-drain-ignores-operator',
+    rule: "where spread meets an operator: an operator's request written while the leader drains for a spread (or priority) request takes the release",
+    file: 'lib/election/handover.ts',
+    from: 'if (isReplicaRequest(request.reason)) done = (await this.operatorsDuringDrain(term, request)) ?? done;',
+    to: 'void 0;',
+    tests: ['test/unit/elector-handover.spec.ts'],
+    quick: true,
+  },
+  {
     id: 'run-now-claim-dropped',
     rule: 'where run now meets a handover: a run-now claimed by a term that ended before it could run goes back on the board for the next leader (never run, so still at most once)',
     file: 'lib/leadership/jobs/run-now.claims.ts',
@@ -464,8 +473,8 @@ export const mutants = [
     id: 'handover-release-before-step-down',
     rule: 'an honoured handover ends the term (signal aborted, isLeader false) before the lease is released',
     file: 'lib/election/election-loop.ts',
-    from: '    this.d.terms.stepDown(reason, false);\n    try {\n      await beforeRelease?.();\n    } finally {\n      const reserveMs = handoverReserveMs(this.d.timings, this.d.standby);\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs };\n      await this.calls.release(lease, reservation);\n',
-    to: '    try {\n      await beforeRelease?.();\n    } finally {\n      const reserveMs = handoverReserveMs(this.d.timings, this.d.standby);\n      const reservation = to === undefined ? undefined : { handoverTo: to, reserveMs };\n      await this.calls.release(lease, reservation);\n      this.d.terms.stepDown(reason, false);\n',
+    from: '    this.d.terms.stepDown(reason, false);\n    try {\n      await beforeRelease?.();\n    } finally {\n      const reserveMs = handoverReserveMs(this.d.timings, this.d.standby);\n      const handoverTo = to?.();\n      await this.calls.release(lease, handoverTo === undefined ? undefined : { handoverTo, reserveMs });\n',
+    to: '    try {\n      await beforeRelease?.();\n    } finally {\n      const reserveMs = handoverReserveMs(this.d.timings, this.d.standby);\n      const handoverTo = to?.();\n      await this.calls.release(lease, handoverTo === undefined ? undefined : { handoverTo, reserveMs });\n      this.d.terms.stepDown(reason, false);\n',
     tests: ['test/unit/elector-handover.spec.ts'],
   },
   {

@@ -149,6 +149,49 @@ describe('Elector handover requests', () => {
     expect(b.isLeader()).toBe(true);
   });
 
+  it("where spread meets an operator: an operator's request written while the leader drains for a spread request takes the release", async () => {
+    let finishDrain!: () => void;
+    const lines: string[] = [];
+    const a = fx.elector('a', fx.memory, {
+      logger: { log: (line: string) => lines.push(line), warn: () => undefined, error: () => undefined },
+      handover: {
+        beforeStepDown: () =>
+          new Promise<void>((resolve) => {
+            finishDrain = resolve;
+          }),
+      },
+    });
+    await a.start();
+    const [b, c] = [fx.elector('b'), fx.elector('c')];
+    await b.start();
+    await c.start();
+    a.setLeaderships(2);
+    const spread = await b.requestHandover({ to: 'b', reason: 'spread', requesterLeaderships: 0 });
+    await fx.clock.advance(timings.renewIntervalMs + 20);
+    expect(a.isLeader()).toBe(true);
+    // Draining for b's spread request; an operator asks for c meanwhile (it replaces the spread request).
+    const operator = await b.requestHandover({ to: 'c', reason: 'maintenance' });
+    expect(operator?.term).toBe(spread?.term);
+    await fx.clock.advance(2 * timings.renewIntervalMs);
+    expect(a.isLeader()).toBe(true);
+    finishDrain();
+    // Released reserved for the operator's target, which takes it at once (the store pushes the release).
+    await fx.clock.advance(timings.retryIntervalMs * 1.2);
+    expect(c.isLeader()).toBe(true);
+    expect(c.term).toBe(2);
+    expect(b.isLeader()).toBe(false);
+    expect(
+      lines.filter((line) =>
+        /maintenance request .* came while draining for request .*: the lease goes where it says/.test(line),
+      ),
+    ).toHaveLength(1);
+    expect(
+      lines.filter((line) =>
+        new RegExp(`handover request ${operator?.id} done: lease released, reserved for c`).test(line),
+      ),
+    ).toHaveLength(1);
+  });
+
   it('a directed handover pins the election on its new leader: spread requests are declined for handoverHoldMs', async () => {
     const a = fx.elector('a');
     const b = fx.elector('b', fx.memory, { handoverHoldMs: 60_000 });
