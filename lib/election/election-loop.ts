@@ -72,7 +72,7 @@ export class ElectionLoop {
 
   /** Resolves once our lease is released, or once an acquire in flight has ended (a win handed back). */
   resign(): Promise<void> {
-    return this.leave(messages.reasonResigned);
+    return this.leave(messages.reasonResigned, ...this.handovers.resignation());
   }
 
   /**

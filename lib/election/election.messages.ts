@@ -103,6 +103,8 @@ export const electionMessages = {
     operator: { id: string; to?: string; requestedBy: string; reason: string },
   ) =>
     `leader election "${election}": ${operator.reason} request ${operator.id} (asked by ${operator.requestedBy}, to ${operator.to ?? 'any other replica'}) came while draining for request ${replicas}: the lease goes where it says`,
+  resignedToOperator: (election: string, operator: { id: string; to?: string; requestedBy: string; reason: string }) =>
+    `leader election "${election}": resigning while ${operator.reason} request ${operator.id} (asked by ${operator.requestedBy}, to ${operator.to ?? 'any other replica'}) is pending: the lease goes where it says`,
   handoverDone: (election: string, id: string, to: string | undefined) =>
     `leader election "${election}": handover request ${id} done: lease released${to === undefined ? '; this replica sits out one round' : `, reserved for ${to}`}`,
   handoverDeclined: (election: string, id: string, why: string) =>

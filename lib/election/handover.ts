@@ -16,6 +16,7 @@ import { electionMessages } from './election.messages.js';
 import type { HandoverRequestOptions } from './elector.types.js';
 import { handoverReserveMs } from './elector-options.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
+import { pendingOperatorRequest } from './pending-operator.js';
 import { priorityDeclined } from './priority.js';
 import type { StandbySlots } from './standby.js';
 import type { Term } from './term.js';
@@ -48,7 +49,7 @@ export class HandoverDesk implements TermListener {
 
   constructor(
     private readonly d: LoopDeps,
-    lent: LoopCalls,
+    private readonly lent: LoopCalls,
     private readonly slots: StandbySlots | undefined,
     private readonly leave: StepDownAndRelease,
     /** The leader reads requests every this many renewals (the renewal exchange's `readEvery`). */
@@ -234,28 +235,30 @@ export class HandoverDesk implements TermListener {
 
   /**
    * Where spread (or priority) meets an operator: an operator's request for this term, written while
-   * we drained for a replica's own request, takes the release. The drain serves either; only whom
-   * the lease is reserved for changes. No renewal reads it meanwhile (the term is over), so one read
-   * here, bounded like any call; a failure keeps the replica's target.
+   * we drained for a replica's own request, takes the release (the drain serves either).
    */
   private async operatorsDuringDrain(term: Term, honoured: HandoverRequest): Promise<HandoverRequest | undefined> {
-    const { store, election, logger } = this.d;
-    if (!supportsHandover(store) || this.stopSignal.aborted) return undefined;
-    let pending: HandoverRequest | undefined;
-    try {
-      pending = await this.calls.call('readHandover', this.callTimeoutMs, (signal) =>
-        store.readHandover(election, { signal }),
-      );
-    } catch (raw) {
-      logger.debug?.(electionMessages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
-      return undefined;
-    }
-    if (!pending || pending.id === honoured.id || pending.term !== term.lease.term) return undefined;
-    if (isReplicaRequest(pending.reason)) return undefined;
+    const pending = await pendingOperatorRequest(this.d, this.lent, term.lease.term, honoured.id);
+    if (!pending) return undefined;
     this.judged.add(pending.id);
-    logger.log(electionMessages.handoverTakenOver(election, honoured.id, pending));
+    this.d.logger.log(electionMessages.handoverTakenOver(this.d.election, honoured.id, pending));
     this.publish('honoured', pending);
     return pending;
+  }
+
+  /**
+   * Where a resignation (ours, or for stuck work) meets a handover request: an operator's request
+   * pending for the term we leave names whom the lease is reserved for. For the loop's `leave`: the
+   * target, asked after the read that `beforeRelease` makes.
+   */
+  resignation(): [to: () => string | undefined, beforeRelease: () => Promise<void>] {
+    const term = this.term?.lease.term;
+    let pending: HandoverRequest | undefined;
+    const read = async () => {
+      pending = term === undefined ? undefined : await pendingOperatorRequest(this.d, this.lent, term);
+      if (pending) this.d.logger.log(electionMessages.resignedToOperator(this.d.election, pending));
+    };
+    return [() => pending?.to, read];
   }
 
   /** On the `handover` diagnostics channel, when anyone listens. */

@@ -407,6 +407,15 @@ export const mutants = [
     quick: true,
   },
   {
+    id: 'resign-ignores-operator',
+    rule: "where a resignation meets an operator: a directed request pending for the term reserves the released lease for its target",
+    file: 'lib/election/election-loop.ts',
+    from: 'return this.leave(messages.reasonResigned, ...this.handovers.resignation());',
+    to: 'return this.leave(messages.reasonResigned);',
+    tests: ['test/unit/elector-handover.spec.ts'],
+    quick: true,
+  },
+  {
     id: 'run-now-claim-dropped',
     rule: 'where run now meets a handover: a run-now claimed by a term that ended before it could run goes back on the board for the next leader (never run, so still at most once)',
     file: 'lib/leadership/jobs/run-now.claims.ts',

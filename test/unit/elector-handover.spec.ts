@@ -192,6 +192,36 @@ describe('Elector handover requests', () => {
     ).toHaveLength(1);
   });
 
+  it('where a resignation meets an operator: a directed request pending for the term reserves the released lease for its target', async () => {
+    const lines: string[] = [];
+    const a = fx.elector('a', fx.memory, {
+      logger: { log: (line: string) => lines.push(line), warn: () => undefined, error: () => undefined },
+    });
+    await a.start();
+    const [b, c] = [fx.elector('b'), fx.elector('c')];
+    await b.start();
+    await c.start();
+    const releases: unknown[] = [];
+    const release = fx.memory.release.bind(fx.memory);
+    fx.memory.release = (lease, options) => {
+      releases.push(options.handoverTo);
+      return release(lease, options);
+    };
+    // Written, and not yet read by a renewal, when the leader resigns (for stuck work, say).
+    const operator = await b.requestHandover({ to: 'c', reason: 'maintenance' });
+    await a.resign();
+    expect(releases).toEqual(['c']);
+    expect(lines.filter((line) => line.includes(`resigning while maintenance request ${operator?.id}`))).toHaveLength(
+      1,
+    );
+    await fx.clock.advance(timings.retryIntervalMs * 1.2);
+    expect(c.isLeader()).toBe(true);
+    // A replica's own request (spread) pending at a resignation names nobody: released as before.
+    await c.requestHandover({ to: 'b', reason: 'spread', requesterLeaderships: 0 });
+    await c.resign();
+    expect(releases).toEqual(['c', undefined]);
+  });
+
   it('a directed handover pins the election on its new leader: spread requests are declined for handoverHoldMs', async () => {
     const a = fx.elector('a');
     const b = fx.elector('b', fx.memory, { handoverHoldMs: 60_000 });
