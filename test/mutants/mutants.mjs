@@ -408,7 +408,7 @@ export const mutants = [
   },
   {
     id: 'resign-ignores-operator',
-    rule: "where a resignation meets an operator: a directed request pending for the term reserves the released lease for its target",
+    rule: 'where a resignation meets an operator: a directed request pending for the term reserves the released lease for its target',
     file: 'lib/election/election-loop.ts',
     from: 'return this.leave(messages.reasonResigned, ...this.handovers.resignation());',
     to: 'return this.leave(messages.reasonResigned);',
