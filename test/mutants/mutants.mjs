@@ -269,13 +269,13 @@ export const mutants = [
     from: 'if (spreadRequestYields(decodeHandoverRequest(slot.handover), request)) return false;',
     to: '',
     tests: SIM,
-    // Caught by `request` in feature runs 8 and 32 (re-measured after #28 put job control in the
-    // feature world; before, run 13, and before #27 run 39) on the separate-call shape: since #29 half
-    // the runs fold the renewal, where the holder reads the request in the renewal itself, a round
-    // trip earlier, and the race (spread-race.ts) no longer lands before it in the default campaign.
-    // So this campaign runs every schedule without the fold. Weak: a race that lands on the fold too
-    // is a follow-up.
-    campaign: { from: 0, runs: 40, featureRuns: 40, fold: 'never' },
+    // Caught by `request` in feature runs 62 and 64 on the separate-call shape (20 of runs 0–299;
+    // re-measured after the drain and resignation reads of stop 35 moved leadership in runs 8 and 32,
+    // which caught it before; before #28, run 13, and before #27 run 39). Since #29 half the runs fold
+    // the renewal, where the holder reads the request in the renewal itself, a round trip earlier, and
+    // the race (spread-race.ts) no longer lands before it: so this campaign runs without the fold.
+    // Weak: a race that lands on the fold too is a follow-up.
+    campaign: { from: 62, runs: 3, featureRuns: 3, fold: 'never' },
   },
   // #28: job control in the feature world.
   {
