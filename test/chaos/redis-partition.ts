@@ -35,6 +35,8 @@ export interface PartitionReport {
   summary: ScenarioSummary;
   /** Violations other than overlaps (must be none in either run). */
   otherViolations: string[];
+  /** The ledger's term and end entries, `+ms` from the cut: what to read when a violation shows up. */
+  tenures: string[];
   overlaps: number;
   /** The ledger checker's overlap violations, word for word. */
   overlapViolations: string[];
@@ -134,6 +136,12 @@ async function partition(s: Scenario, topology: RedisSentinelTopology, replicaAc
   watching.stop();
   failover.stop();
   const summary = await s.finish();
+  // Two runs in full CI (not reproduced alone) had b's steps outside its acting interval: the
+  // ledger's term, end and validity entries say which (a second term entry, an early end).
+  const tenures = s
+    .ledger()
+    .filter((e) => e.t === 'term' || e.t === 'end')
+    .map((e) => `${e.t} ${e.id}#${e.term} +${e.at - cutAt}${e.t === 'end' ? ` (${e.reason})` : ''}`);
 
   const intervals = summary.report.intervals;
   const aInterval = intervals.find((i) => i.id === 'a' && i.term === first.term);
@@ -144,6 +152,7 @@ async function partition(s: Scenario, topology: RedisSentinelTopology, replicaAc
     replicaAcks,
     summary,
     otherViolations: summary.violations.filter((v) => !v.startsWith('overlap')),
+    tenures,
     overlaps,
     overlapViolations: summary.report.violations.filter((v) => v.startsWith('overlap')),
     overlapMs: aInterval && bInterval ? Math.max(0, aInterval.end - bInterval.start) : Number.NaN,
