@@ -11,7 +11,6 @@ import {
   recordHandoverRequest,
   SPREAD_REASON,
 } from '../stores/lease-store.spread-rule.js';
-import type { BoundedElectorCalls } from './bounded-calls.js';
 import { electionMessages } from './election.messages.js';
 import type { HandoverRequestOptions } from './elector.types.js';
 import { handoverReserveMs } from './elector-options.js';
@@ -43,9 +42,6 @@ export class HandoverDesk implements TermListener {
   /** The id of the handover request being honoured; requests already judged (declined, pinned by). */
   private honouring?: string;
   private readonly judged = new Set<string>();
-  private readonly calls: BoundedElectorCalls;
-  private readonly stopSignal: AbortSignal;
-  private readonly callTimeoutMs: number;
 
   constructor(
     private readonly d: LoopDeps,
@@ -54,11 +50,7 @@ export class HandoverDesk implements TermListener {
     private readonly leave: StepDownAndRelease,
     /** The leader reads requests every this many renewals (the renewal exchange's `readEvery`). */
     private readonly readEvery: number,
-  ) {
-    this.calls = lent.calls;
-    this.stopSignal = lent.stopSignal;
-    this.callTimeoutMs = lent.callTimeoutMs;
-  }
+  ) {}
 
   elected(term: Term): void {
     this.term = term;
@@ -118,7 +110,9 @@ export class HandoverDesk implements TermListener {
       typeof requestedBy === 'string' && requestedBy.length <= 300 && isStorableText(requestedBy),
       electionMessages.requestedByForm,
     );
-    const info = await this.calls.call('read', this.callTimeoutMs, (signal) => store.read(election, { signal }));
+    const info = await this.lent.calls.call('read', this.lent.callTimeoutMs, (signal) =>
+      store.read(election, { signal }),
+    );
     if (!info.held || info.holder === undefined)
       throw new NoLeaderError(election, electionMessages.handoverNoLeader(election));
     if (to !== undefined && to === info.holder) {
@@ -137,7 +131,7 @@ export class HandoverDesk implements TermListener {
       ...(reason === PRIORITY_REASON ? { requesterPriority: this.d.meta.priority } : {}),
     };
     // A replica's own request yields to an operator's pending request (the store decides): not now.
-    const recorded = await this.calls.call('requestHandover', this.callTimeoutMs, (signal) =>
+    const recorded = await this.lent.calls.call('requestHandover', this.lent.callTimeoutMs, (signal) =>
       recordHandoverRequest(store, request, { signal }),
     );
     if (!recorded) {
@@ -214,7 +208,7 @@ export class HandoverDesk implements TermListener {
     } catch (error) {
       logger.warn(electionMessages.handoverAbandoned(election, request.id, errorMessage(error)));
     }
-    if (this.term !== term || this.stopSignal.aborted) {
+    if (this.term !== term || this.lent.stopSignal.aborted) {
       logger.warn(electionMessages.handoverAbandoned(election, request.id, electionMessages.reasonHandoverTermEnded));
       return;
     }
@@ -282,9 +276,9 @@ export class HandoverDesk implements TermListener {
   /** Best effort: a request left behind is stale from the next term on anyway. */
   private async clearRequest(request: HandoverRequest): Promise<void> {
     const { store, election } = this.d;
-    if (!supportsHandover(store) || this.stopSignal.aborted) return;
+    if (!supportsHandover(store) || this.lent.stopSignal.aborted) return;
     try {
-      await this.calls.call('clearHandover', this.callTimeoutMs, (signal) =>
+      await this.lent.calls.call('clearHandover', this.lent.callTimeoutMs, (signal) =>
         store.clearHandover(election, request.id, { signal }),
       );
     } catch (raw) {

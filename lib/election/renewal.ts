@@ -1,13 +1,9 @@
 import { type LeaseStoreError, TransientLeaseStoreError, toLeaseStoreError } from '../shared/errors.js';
-import {
-  supportsHandover,
-  supportsRecords,
-  supportsRenewWith,
-  supportsState,
-} from '../stores/lease-store.capabilities.js';
+import { supportsRecords, supportsRenewWith, supportsState } from '../stores/lease-store.capabilities.js';
 import type { HandoverRequest, LeaseMeta, RenewOptions, SharedRecord, StateWrite } from '../stores/lease-store.js';
 import { electionMessages as messages } from './election.messages.js';
 import type { LoopCalls, LoopDeps } from './loop-deps.js';
+import { readPendingRequest } from './pending-operator.js';
 import type { Term } from './term.js';
 import type { Learned } from './term-keeper.js';
 
@@ -229,16 +225,8 @@ export class RenewalExchange {
   }
 
   /** One read; a failure waits for the next read turn (undefined). */
-  private async readHandover(term: Term): Promise<HandoverRequest | null | undefined> {
-    const { store, election } = this.d;
-    if (!supportsHandover(store)) return undefined;
-    try {
-      const read = (signal: AbortSignal) => store.readHandover(election, { signal });
-      return (await this.lent.calls.call('readHandover', this.bound(term), read)) ?? null;
-    } catch (raw) {
-      this.d.logger.debug?.(messages.handoverCheckFailed(election, toLeaseStoreError(raw).message));
-      return undefined;
-    }
+  private readHandover(term: Term): Promise<HandoverRequest | null | undefined> {
+    return readPendingRequest(this.d, this.lent, this.bound(term));
   }
 
   private async readRecords(term: Term, keys: string[]): Promise<Pick<RenewalOutcome, 'records' | 'readError'>> {
