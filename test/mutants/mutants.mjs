@@ -416,6 +416,15 @@ export const mutants = [
     quick: true,
   },
   {
+    id: 'resign-read-unbounded',
+    rule: 'the read of the pending request at a resignation or the end of a drain waits at most half a renew interval, so the release stays within the step-down bound',
+    file: 'lib/election/pending-operator.ts',
+    from: 'Math.min(lent.callTimeoutMs, d.timings.renewIntervalMs / 2)',
+    to: 'lent.callTimeoutMs',
+    tests: ['test/unit/elector-handover.spec.ts'],
+    quick: true,
+  },
+  {
     id: 'run-now-claim-dropped',
     rule: 'where run now meets a handover: a run-now claimed by a term that ended before it could run goes back on the board for the next leader (never run, so still at most once)',
     file: 'lib/leadership/jobs/run-now.claims.ts',

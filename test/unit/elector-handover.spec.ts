@@ -222,6 +222,19 @@ describe('Elector handover requests', () => {
     expect(releases).toEqual(['c', undefined]);
   });
 
+  it('a resignation waits at most half a renew interval for the pending request: a store that hangs does not hold the release', async () => {
+    const a = fx.elector('a');
+    await a.start();
+    // Hangs until its caller gives up, as a black-holed connection would.
+    fx.memory.readHandover = (_election, { signal }) =>
+      new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    let released = false;
+    void a.resign().then(() => (released = true));
+    await fx.clock.advance(timings.renewIntervalMs / 2 + 10);
+    expect(released).toBe(true);
+    expect(await fx.held()).toBe(false);
+  });
+
   it('a directed handover pins the election on its new leader: spread requests are declined for handoverHoldMs', async () => {
     const a = fx.elector('a');
     const b = fx.elector('b', fx.memory, { handoverHoldMs: 60_000 });
